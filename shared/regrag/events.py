@@ -1,0 +1,144 @@
+"""CloudEvent and Pub/Sub envelopes → domain values, decoded in one place; and the error policy of events.
+
+Object names come from `event.data["name"]`, never from `ce-subject`: non-ASCII names arrive percent-encoded
+or as Latin-1 mojibake in headers.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from regrag import logs
+from regrag.domain.errors import InvalidInput, PermanentError, TransientError
+from regrag.domain.messages import Message, message_from_json
+from regrag.ports import FailureRecorder
+
+log = logs.get("events")
+
+GCS_FINALIZED = "google.cloud.storage.object.v1.finalized"
+GCS_DELETED = "google.cloud.storage.object.v1.deleted"
+GCS_ARCHIVED = "google.cloud.storage.object.v1.archived"
+GCS_METADATA_UPDATED = "google.cloud.storage.object.v1.metadataUpdated"
+PUBSUB_PUBLISHED = "google.cloud.pubsub.topic.v1.messagePublished"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class StorageEvent:
+    type: str
+    bucket: str
+    name: str
+    generation: int
+
+    @property
+    def is_removal(self) -> bool:
+        return self.type in (GCS_DELETED, GCS_ARCHIVED)
+
+
+def _attrs(event: Any) -> dict[str, Any]:
+    if hasattr(event, "get_attributes"):
+        return dict(event.get_attributes())
+    if isinstance(event, dict):
+        return {k: v for k, v in event.items() if k != "data"}
+    raise InvalidInput(f"not a CloudEvent: {type(event).__name__}")
+
+
+def _data(event: Any) -> Any:
+    if hasattr(event, "get_data"):
+        return event.get_data()
+    if isinstance(event, dict):
+        return event.get("data")
+    raise InvalidInput(f"not a CloudEvent: {type(event).__name__}")
+
+
+def decode_storage_event(event: Any) -> StorageEvent:
+    """A GCS object CloudEvent → StorageEvent; InvalidInput for anything else."""
+    attrs = _attrs(event)
+    etype = attrs.get("type")
+    if etype not in (GCS_FINALIZED, GCS_DELETED, GCS_ARCHIVED, GCS_METADATA_UPDATED):
+        raise InvalidInput(f"unexpected event type {etype!r}; ingest handles Cloud Storage object events")
+    data = _data(event)
+    if isinstance(data, bytes | str):
+        try:
+            data = json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"storage event data is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise InvalidInput("storage event data must be a JSON object")
+    name, bucket = data.get("name"), data.get("bucket")
+    if not isinstance(name, str) or not name or not isinstance(bucket, str) or not bucket:
+        raise InvalidInput("storage event data needs non-empty 'bucket' and 'name'")
+    try:
+        generation = int(data.get("generation") or 0)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"storage event generation {data.get('generation')!r} is not an integer") from exc
+    return StorageEvent(etype, bucket, name, generation)
+
+
+def decode_pubsub_payload(event: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """A messagePublished CloudEvent → (JSON payload, attributes)."""
+    attrs = _attrs(event)
+    if attrs.get("type") != PUBSUB_PUBLISHED:
+        raise InvalidInput(f"unexpected event type {attrs.get('type')!r}; expected {PUBSUB_PUBLISHED}")
+    data = _data(event)
+    message = data.get("message") if isinstance(data, dict) else None
+    if not isinstance(message, dict) or "data" not in message:
+        raise InvalidInput("Pub/Sub event has no message.data")
+    try:
+        raw = base64.b64decode(message["data"], validate=True)
+        payload = json.loads(raw.decode("utf-8"))
+    except (binascii.Error, ValueError, UnicodeDecodeError, TypeError) as exc:
+        raise InvalidInput(f"Pub/Sub message data is not base64-encoded UTF-8 JSON: {exc}") from exc
+    if not isinstance(payload, dict):
+        raise InvalidInput("Pub/Sub message payload must be a JSON object")
+    attributes = message.get("attributes") or {}
+    return payload, {str(k): str(v) for k, v in attributes.items()}
+
+
+def decode_message(payload: dict[str, Any]) -> Message:
+    return message_from_json(payload)
+
+
+def run_event(stage: str, key: str, handler: Callable[[], T], recorder: FailureRecorder) -> T | None:
+    """Run an event handler with the platform's error policy.
+
+    PermanentError → log, record, acknowledge (return None): redelivery could never succeed.
+    TransientError and anything unexpected → raise, so the platform retries and finally dead-letters.
+    """
+    try:
+        return handler()
+    except PermanentError as exc:
+        logs.event(
+            log,
+            logging.ERROR,
+            f"{stage}: permanent failure, acknowledged",
+            stage=stage,
+            key=key,
+            reason=exc.code,
+            error=str(exc),
+        )
+        recorder.record(stage, key, exc.code, {"error": str(exc)})
+        return None
+    except TransientError as exc:
+        logs.event(
+            log, logging.WARNING, f"{stage}: transient failure, will be retried", stage=stage, key=key, error=str(exc)
+        )
+        raise
+
+
+def event_key(event: Any) -> str:
+    """A short description of an event for logs and failure records (never raises)."""
+    try:
+        attrs = _attrs(event)
+        data = _data(event)
+        name = data.get("name") if isinstance(data, dict) else None
+        return str(name or attrs.get("id") or "?")
+    except Exception:
+        return "?"

@@ -1,0 +1,212 @@
+"""compose: verbatim quotes from the top candidates, each with its 〔《title》，生效：date〕 citation.
+
+Nothing is paraphrased. Spans are whole sentences of the stored article text, chosen by the question's
+keywords; every span is checked to be a substring of the stored document text before it is emitted (a span
+that fails is dropped and counted). With no candidate above the relevance floor the answer says that the
+corpus has no matching provision instead of quoting noise.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from regrag import logs
+from regrag.domain.errors import InvalidInput
+from regrag.domain.models import Answer, Bullet, Candidate, Citation, Filters
+from regrag.text.metadata import PROVINCE_NAMES
+from regrag.text.segment import STOPWORDS, load_terms, tokenize
+from regrag.text.sentences import sentence_spans
+
+log = logs.get("compose")
+
+MIN_SPAN_CHARS = 20
+FALLBACK_CHARS = 120
+MAX_SPANS_PER_CANDIDATE = 2
+MIN_CHINESE_RATIO = 0.30
+ABSTAIN_TITLE = "未找到相关规定"
+ABSTAIN_TEXT = "语料库中没有与该问题直接对应的条款。请调整问题或筛选条件后重试，或咨询主管部门。"
+ASSET_NAMES = {
+    "solar": "光伏",
+    "wind": "风电",
+    "coal": "煤炭",
+    "hydro": "水电",
+    "nuclear": "核电",
+    "grid": "电网",
+    "general": "综合",
+}
+_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+@dataclass(frozen=True)
+class Keyword:
+    term: str
+    weight: float
+
+
+def question_keywords(question: str) -> list[Keyword]:
+    """Content words of the question: jieba search-mode tokens (words and their sub-words, stopwords out)
+    plus the dictionary terms inside it. Longer words weigh more (环境影响评价 says more than 企业); sub-words
+    let a lay word still meet the statute's word (光伏板 → 光伏, 住宅楼 → 住宅). Single characters are dropped.
+    """
+    words = tokenize(question)
+    terms = {t for t, _ in load_terms() if t in question}
+    seen: dict[str, float] = {}
+    for w in [*words, *terms]:
+        if len(w) < 2 or w in STOPWORDS or (not _CJK_RE.search(w) and not w.isalnum()):
+            continue
+        seen[w] = max(seen.get(w, 0.0), min(len(w), 4) * (1.5 if w in terms else 1.0))
+    return [Keyword(t, w) for t, w in seen.items()]
+
+
+def coverage(text: str, keywords: Sequence[Keyword]) -> float:
+    """Share of the keyword weight found in `text` (0–1)."""
+    total = sum(k.weight for k in keywords)
+    if total == 0:
+        return 0.0
+    return sum(k.weight for k in keywords if k.term in text) / total
+
+
+def _span_score(text: str, keywords: Sequence[Keyword]) -> float:
+    return sum(k.weight for k in keywords if k.term in text)
+
+
+def select_spans(text: str, keywords: Sequence[Keyword], max_spans: int = MAX_SPANS_PER_CANDIDATE) -> list[str]:
+    """Up to `max_spans` runs of whole sentences (each over MIN_SPAN_CHARS) that carry the most keyword weight.
+
+    Falls back to the text's leading FALLBACK_CHARS characters when no sentence mentions a keyword.
+    """
+    spans = sentence_spans(text)
+    scored = [(i, _span_score(text[s:e], keywords)) for i, (s, e) in enumerate(spans)]
+    ranked = sorted((x for x in scored if x[1] > 0), key=lambda x: (-x[1], x[0]))
+    chosen: list[tuple[int, int]] = []  # sentence index ranges [a, b]
+    for i, _ in ranked:
+        if len(chosen) >= max_spans:
+            break
+        if any(a <= i <= b for a, b in chosen):
+            continue
+        a = b = i
+        # Grow a short sentence with its neighbours (forward first) until the span is long enough.
+        while spans[b][1] - spans[a][0] <= MIN_SPAN_CHARS and (b + 1 < len(spans) or a > 0):
+            if b + 1 < len(spans) and not any(x <= b + 1 <= y for x, y in chosen):
+                b += 1
+            elif a > 0 and not any(x <= a - 1 <= y for x, y in chosen):
+                a -= 1
+            else:
+                break
+        if spans[b][1] - spans[a][0] > MIN_SPAN_CHARS:
+            chosen.append((a, b))
+    if not chosen:
+        lead = text.strip()[:FALLBACK_CHARS].strip()
+        return [lead] if lead else []
+    chosen.sort()
+    return [text[spans[a][0] : spans[b][1]] for a, b in chosen]
+
+
+def heading_for(question: str, filters: Filters) -> str:
+    """'并网要点（广东 / 光伏）': the question's main regulatory term, then the province and asset filters."""
+    terms = sorted((t for t, _ in load_terms() if t in question), key=lambda t: (-len(t), question.index(t)))
+    topic = terms[0] if terms else "法规"
+    tags = []
+    if filters.province:
+        tags.append("、".join(PROVINCE_NAMES.get(p, p) for p in filters.province))
+    if filters.asset:
+        tags.append("、".join(ASSET_NAMES.get(a, a) for a in filters.asset))
+    return f"{topic}要点" + (f"（{' / '.join(tags)}）" if tags else "")
+
+
+def chinese_ratio(text: str) -> float:
+    visible = [c for c in text if not c.isspace()]
+    return len(_CJK_RE.findall(text)) / len(visible) if visible else 0.0
+
+
+def citation_for(candidate: Candidate) -> Citation:
+    meta = candidate.chunk.meta
+    return Citation(meta.title, meta.effective_date, meta.source_url, meta.doc_id, candidate.chunk.article, meta.corpus)
+
+
+def compose_answer(
+    question: str,
+    candidates: Sequence[Candidate],
+    filters: Filters,
+    *,
+    source_text: Callable[[str], str | None],
+    top_n: int = 5,
+    max_bullets: int = 4,
+    relevance_floor: float = 0.25,
+) -> Answer:
+    """Build the answer from the first `top_n` candidates (already in final order).
+
+    Args:
+        source_text: doc_id → the stored document text, which every span must be a substring of.
+        relevance_floor: minimum keyword coverage (0–1) of the best candidate; below it, abstain.
+    """
+    if not question.strip():
+        raise InvalidInput("question is empty")
+    keywords = question_keywords(question)
+    top = list(candidates[:top_n])
+    relevance = [coverage(c.chunk.text + c.chunk.breadcrumb, keywords) for c in top]
+    if not top or max(relevance, default=0.0) < relevance_floor:
+        return _abstain(question, filters)
+
+    texts: dict[str, str | None] = {}
+    bullets: list[Bullet] = []
+    dropped = 0
+    for cand, rel in zip(top, relevance, strict=True):
+        if len(bullets) >= max_bullets:
+            break
+        if rel < relevance_floor:
+            continue  # keep weak candidates out of the quotes; they stay visible as evidence
+        doc_id = cand.chunk.doc_id
+        if doc_id not in texts:
+            texts[doc_id] = source_text(doc_id)
+        stored = texts[doc_id]
+        for span in select_spans(cand.chunk.text, keywords):
+            if len(bullets) >= max_bullets:
+                break
+            if not stored or span not in stored:
+                dropped += 1
+                logs.event(
+                    log,
+                    logging.WARNING,
+                    "span dropped: not verbatim in the stored text",
+                    doc_id=doc_id,
+                    chunk_id=cand.chunk.id,
+                )
+                continue
+            bullets.append(Bullet(span, citation_for(cand), cand.chunk.id))
+    if not bullets:
+        return _abstain(question, filters, dropped)
+
+    heading = heading_for(question, filters)
+    answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
+    citations: dict[str, Citation] = {}
+    for b in bullets:
+        key = b.citation.url or b.citation.doc_id
+        citations.setdefault(key, b.citation)
+    answer = Answer(
+        answer_zh, heading, tuple(bullets), tuple(citations.values()), False, dropped, chinese_ratio(answer_zh)
+    )
+    validate_answer(answer)
+    return answer
+
+
+def _abstain(question: str, filters: Filters, dropped: int = 0) -> Answer:
+    scope = heading_for(question, filters).replace("要点", "")
+    text = f"{ABSTAIN_TITLE}（{scope}）\n- {ABSTAIN_TEXT}"
+    return Answer(text, ABSTAIN_TITLE, (), (), True, dropped, chinese_ratio(text))
+
+
+def validate_answer(answer: Answer) -> None:
+    """The response contract: fields present, quotes cited, mostly Chinese."""
+    problems = []
+    if not answer.answer_zh or not answer.title:
+        problems.append("answer_zh and title must be present")
+    if not answer.abstained and (not answer.bullets or not answer.citations):
+        problems.append("a non-abstaining answer needs bullets and citations")
+    if answer.chinese_ratio < MIN_CHINESE_RATIO:
+        problems.append(f"Chinese ratio {answer.chinese_ratio:.2f} < {MIN_CHINESE_RATIO}")
+    if problems:
+        raise ValueError("invalid composed answer: " + "; ".join(problems))

@@ -1,0 +1,105 @@
+"""upsert: ChunksEmbedded → chunk store + vector index + lexical index; DocumentDeleted → removal.
+
+Idempotent by construction: chunks are written by id, a message older than the stored version is dropped,
+and obsolete chunks (older versions, or ids the complete new version lacks) are removed only after the new
+ones are written, so a redelivered or reordered message never loses or duplicates anything.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+from regrag import logs
+from regrag.domain.messages import ChunksEmbedded, DocumentDeleted
+from regrag.pipeline.lexical import chunk_tokens
+from regrag.ports import ChunkStore, LexicalIndex, VectorIndex
+
+log = logs.get("upsert")
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    status: str  # upserted | stale | deleted | not-found
+    doc_id: str
+    written: int = 0
+    removed: int = 0
+
+
+def upsert_chunks(
+    message: ChunksEmbedded, *, store: ChunkStore, vectors: VectorIndex, lexical: LexicalIndex
+) -> UpsertResult:
+    meta = message.meta
+    current = store.document_generation(meta.doc_id)
+    if current is not None and current > meta.generation:
+        logs.event(
+            log,
+            logging.INFO,
+            "stale version dropped",
+            doc_id=meta.doc_id,
+            generation=meta.generation,
+            stored_generation=current,
+        )
+        return UpsertResult("stale", meta.doc_id)
+    put = store.put_part(meta, message.text, message.chunks, message.part, message.parts)
+    chunks = [replace(c, meta=put.meta) for c in message.chunks]  # carry version links into the restricts
+    vectors.upsert(chunks, list(message.vectors))
+    tokens = [chunk_tokens(c) for c in chunks]
+    lexical.upsert(chunks, [b for b, _ in tokens], [t for _, t in tokens])
+    for doc_id in put.relinked:
+        related = store.document_chunks(doc_id)
+        vectors.refresh_metadata(related)
+        lexical.refresh_metadata(related)
+    obsolete = store.obsolete_chunk_ids(meta.doc_id)
+    _remove(obsolete, store, vectors, lexical)
+    logs.event(
+        log,
+        logging.INFO,
+        "chunks upserted",
+        doc_id=meta.doc_id,
+        generation=meta.generation,
+        part=message.part,
+        parts=message.parts,
+        written=len(chunks),
+        removed=len(obsolete),
+    )
+    return UpsertResult("upserted", meta.doc_id, len(chunks), len(obsolete))
+
+
+def delete_document(
+    message: DocumentDeleted, *, store: ChunkStore, vectors: VectorIndex, lexical: LexicalIndex
+) -> UpsertResult:
+    """Remove the documents produced by the deleted object, unless a newer generation replaced them."""
+    docs = [m for m in store.list_documents() if m.source_name == message.source_name] if message.source_name else []
+    if not docs:
+        found = store.get_document(message.doc_id)
+        docs = [found[0]] if found else []
+    removed = 0
+    for meta in docs:
+        if meta.generation > message.generation:
+            logs.event(
+                log,
+                logging.INFO,
+                "delete of an older generation ignored",
+                doc_id=meta.doc_id,
+                generation=message.generation,
+                stored_generation=meta.generation,
+            )
+            continue
+        ids = store.delete_document(meta.doc_id)
+        _remove(ids, store, vectors, lexical)
+        if meta.supersedes:
+            previous = store.document_chunks(meta.supersedes)  # the older version is in force again
+            vectors.refresh_metadata(previous)
+            lexical.refresh_metadata(previous)
+        removed += len(ids)
+        logs.event(log, logging.INFO, "document deleted", doc_id=meta.doc_id, removed=len(ids))
+    return UpsertResult("deleted" if removed or docs else "not-found", message.doc_id, removed=removed)
+
+
+def _remove(ids: list[str], store: ChunkStore, vectors: VectorIndex, lexical: LexicalIndex) -> None:
+    if not ids:
+        return
+    vectors.delete(ids)
+    lexical.delete(ids)
+    store.delete_chunks(ids)

@@ -1,0 +1,196 @@
+"""The capabilities the pipeline needs, as Protocols. Local and GCP adapters implement them.
+
+Dependencies point one way: functions → regrag.pipeline → regrag.ports ← regrag.adapters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from regrag.domain.models import Candidate, Chunk, DocumentMeta, Filters, Hit
+
+
+@dataclass(frozen=True)
+class Blob:
+    """An object in the bucket: its bytes, its generation (version) and its custom metadata."""
+
+    name: str
+    data: bytes
+    generation: int
+    metadata: dict[str, str] = field(default_factory=dict)
+    content_type: str | None = None
+
+
+@dataclass(frozen=True)
+class BlobInfo:
+    """An object listed in the bucket, without its bytes."""
+
+    name: str
+    generation: int
+    size: int
+
+
+@runtime_checkable
+class BlobStore(Protocol):
+    """The bucket that users upload regulations to (GCS, or a local folder)."""
+
+    def read(self, name: str) -> Blob:
+        """The object's bytes and metadata; raises NotFound if it does not exist."""
+        ...
+
+    def read_optional(self, name: str) -> Blob | None:
+        """The object, or None if it does not exist (sidecars)."""
+        ...
+
+    def write(self, name: str, data: bytes, metadata: dict[str, str] | None = None) -> BlobInfo: ...
+
+    def delete(self, name: str) -> None: ...
+
+    def list(self, prefix: str = "") -> list[BlobInfo]: ...
+
+
+@runtime_checkable
+class Publisher(Protocol):
+    """Sends stage messages to a topic (Pub/Sub, or the in-process bus)."""
+
+    def publish(self, topic: str, payload: dict[str, Any], attributes: dict[str, str] | None = None) -> str:
+        """Publish one JSON message; return its message id."""
+        ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit vectors. Documents and queries may be embedded differently (task types)."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dimension) float32, L2-normalised."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """(dimension,) float32, L2-normalised."""
+        ...
+
+
+@dataclass(frozen=True)
+class PutResult:
+    """What storing a document part changed: the stored metadata (with version links) and relinked docs."""
+
+    meta: DocumentMeta
+    relinked: tuple[str, ...]
+
+
+@runtime_checkable
+class ChunkStore(Protocol):
+    """Documents (metadata and stored text) and their chunks, by id; the source of every quote."""
+
+    def document_generation(self, doc_id: str) -> int | None: ...
+
+    def put_part(self, meta: DocumentMeta, text: str, chunks: Sequence[Chunk], part: int, parts: int) -> PutResult:
+        """Store a document version's metadata, text and one part of its chunks (idempotent).
+
+        Also links versions: if a stored document supersedes this one (or this one supersedes a stored one),
+        the older version gets `superseded_by` and `effective_to`; the returned metadata carries the links.
+        """
+        ...
+
+    def obsolete_chunk_ids(self, doc_id: str) -> list[str]:
+        """Chunks of older versions, and chunks of the current version that its complete set of parts lacks."""
+        ...
+
+    def delete_chunks(self, chunk_ids: Sequence[str]) -> None: ...
+
+    def delete_document(self, doc_id: str) -> list[str]:
+        """Remove a document and its chunks; return the chunk ids removed."""
+        ...
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks that still exist, in the order asked."""
+        ...
+
+    def get_document(self, doc_id: str) -> tuple[DocumentMeta, str] | None: ...
+
+    def list_documents(self, corpus: str | None = None) -> list[DocumentMeta]: ...
+
+    def document_chunks(self, doc_id: str) -> list[Chunk]: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Dense vectors with metadata restricts; filters run inside the search, before top-k."""
+
+    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray]) -> None: ...
+
+    def delete(self, chunk_ids: Sequence[str]) -> None: ...
+
+    def search(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]: ...
+
+    def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
+        """Rewrite the restricts of existing chunks (a successor changed their validity dates)."""
+        ...
+
+
+@runtime_checkable
+class LexicalIndex(Protocol):
+    """BM25 over segmented Chinese; the pipeline segments both sides with the same tokenizer."""
+
+    def upsert(
+        self, chunks: Sequence[Chunk], body_tokens: Sequence[Sequence[str]], title_tokens: Sequence[Sequence[str]]
+    ) -> None: ...
+
+    def delete(self, chunk_ids: Sequence[str]) -> None: ...
+
+    def search(self, tokens: Sequence[str], filters: Filters, k: int) -> list[Hit]: ...
+
+    def refresh_metadata(self, chunks: Sequence[Chunk]) -> None: ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Reorders candidates for a question; never fails (falls back to the order it was given)."""
+
+    def rerank(self, question: str, candidates: Sequence[Candidate], top_n: int) -> tuple[list[Candidate], str]:
+        """(reordered candidates, rerank_status: ok | skipped | fallback:<reason>)."""
+        ...
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """A text model (Gemini) that answers a prompt with JSON that matches a schema."""
+
+    def generate_json(
+        self, prompt: str, schema: dict[str, Any], *, system: str | None = None, timeout_s: float | None = None
+    ) -> Any: ...
+
+
+@runtime_checkable
+class SecretStore(Protocol):
+    def get(self, name: str) -> str | None: ...
+
+
+class FailureRecorder(Protocol):
+    """Where permanent failures of event handling are recorded, so nothing is lost silently."""
+
+    def record(self, stage: str, key: str, reason: str, detail: dict[str, Any]) -> None: ...
+
+    def list(self, stage: str | None = None) -> list[dict[str, Any]]: ...
+
+
+Handler = Callable[[dict[str, Any], dict[str, str]], None]
+
+
+class Subscribable(Protocol):
+    """An in-process bus lets the pipeline's handlers subscribe to topics (local mode only)."""
+
+    def subscribe(self, topic: str, handler: Handler) -> None: ...

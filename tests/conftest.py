@@ -1,0 +1,112 @@
+"""Shared fixtures: an isolated environment per test, apps on the local adapters, the sample corpus."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from regrag.config import Settings
+from regrag.wiring import build_app, reset_app
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "shared" / "sample_corpus"
+FIXTURES = ROOT / "tests" / "fixtures"
+FORMATS = FIXTURES / "formats"
+
+
+def sample_manifest() -> dict[str, dict[str, Any]]:
+    rows = [json.loads(line) for line in (SAMPLE / "manifest.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    return {r["doc_id"]: r for r in rows}
+
+
+def sample_text(doc_id: str) -> str:
+    return (SAMPLE / "docs" / f"{doc_id}.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No test sees the developer's REGRAG_* settings, keys or data dir; the process-wide app is rebuilt."""
+    for key in list(os.environ):
+        if key.startswith(("REGRAG_", "GEMINI_", "GOOGLE_API_KEY", "RERANK", "STORAGE_EMULATOR", "PUBSUB_EMULATOR")):
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("REGRAG_DATA_DIR", str(tmp_path / "data"))
+    reset_app()
+    yield
+    reset_app()
+
+
+def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {"data_dir": tmp_path / "data", "embedder": "hash"}
+    values.update(overrides)
+    return Settings.from_env({}, **values)
+
+
+@pytest.fixture
+def hash_app(tmp_path: Path) -> Iterator[Any]:
+    """An app on the local adapters with the hashing embedder (instant, no semantics)."""
+    app = build_app(make_settings(tmp_path))
+    yield app
+    app.s.close()
+
+
+def upload(app: Any, src: Path, name: str, sidecar: dict[str, Any] | None = None) -> Any:
+    """Put a file (and its sidecar) in the local bucket and raise the finalize event, as GCS would."""
+    if sidecar is not None:
+        app.s.blobs.write(name + ".meta.json", json.dumps(sidecar, ensure_ascii=False).encode("utf-8"))
+    info = app.s.blobs.write(name, src.read_bytes() if isinstance(src, Path) else src)
+    return app.ingest_event(storage_event(name, info.generation))
+
+
+def storage_event(name: str, generation: int, kind: str = "finalized", bucket: str = "local") -> dict[str, Any]:
+    return {
+        "specversion": "1.0",
+        "type": f"google.cloud.storage.object.v1.{kind}",
+        "source": f"//storage.googleapis.com/projects/_/buckets/{bucket}",
+        "id": f"evt-{name}-{generation}",
+        "data": {"bucket": bucket, "name": name, "generation": str(generation)},
+    }
+
+
+def ingest_sample(app: Any, doc_ids: list[str] | None = None) -> None:
+    manifest = sample_manifest()
+    for doc_id in doc_ids or list(manifest):
+        record = {k: v for k, v in manifest[doc_id].items() if k not in ("file", "chars", "articles")}
+        result = upload(app, SAMPLE / manifest[doc_id]["file"], manifest[doc_id]["file"], record)
+        assert result is not None and result.status == "chunked", (doc_id, result)
+
+
+@pytest.fixture(scope="session")
+def e5_sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir holding the whole sample corpus ingested with the real e5 embedder (once per session).
+
+    The vector cache is shared through RG_TEST_VECTOR_CACHE when set (developer machines), so
+    re-runs do not embed again; CI starts empty and embeds the sample once (about 2 minutes on 2 cores).
+    """
+    data = tmp_path_factory.mktemp("e5-sample")
+    cache = os.environ.get("RG_TEST_VECTOR_CACHE") or str(data / "vector-cache.sqlite")
+    settings = Settings.from_env({}, data_dir=data, embedder="e5", vector_cache=Path(cache))
+    app = build_app(settings)
+    try:
+        ingest_sample(app)
+        assert not app.s.bus.dead_letters
+    finally:
+        app.s.close()
+    return data
+
+
+@pytest.fixture
+def e5_app(e5_sample_dir: Path, tmp_path: Path) -> Iterator[Any]:
+    """The sample corpus app with e5, on a private copy of the session's data dir (tests may mutate it)."""
+    data = tmp_path / "e5"
+    shutil.copytree(e5_sample_dir, data)
+    cache = os.environ.get("RG_TEST_VECTOR_CACHE")
+    settings = Settings.from_env({}, data_dir=data, embedder="e5", **({"vector_cache": Path(cache)} if cache else {}))
+    app = build_app(settings)
+    yield app
+    app.s.close()

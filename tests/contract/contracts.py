@@ -1,0 +1,264 @@
+"""Reusable contract suites: each port's behaviour, run against every implementation (local and GCP).
+
+A concrete test class inherits a suite and provides the fixture that builds the implementation.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from regrag.domain.errors import NotFound
+from regrag.domain.models import Chunk, DocumentMeta, Filters
+from regrag.pipeline.lexical import chunk_tokens, query_tokens
+
+
+class BlobStoreContract:
+    @pytest.fixture
+    def store(self):
+        raise NotImplementedError
+
+    def test_write_then_read_with_metadata(self, store):
+        info = store.write("inbox/电力法.md", "第一条 内容".encode(), {"title": "%E7%94%B5%E5%8A%9B%E6%B3%95"})
+        blob = store.read("inbox/电力法.md")
+        assert blob.data == "第一条 内容".encode() and blob.generation == info.generation > 0
+        assert blob.metadata.get("title") == "%E7%94%B5%E5%8A%9B%E6%B3%95"
+
+    def test_overwrite_gets_a_newer_generation(self, store):
+        first = store.write("a.md", b"one")
+        second = store.write("a.md", b"two")
+        assert second.generation > first.generation
+        assert store.read("a.md").data == b"two"
+
+    def test_missing_objects(self, store):
+        assert store.read_optional("nope.md") is None
+        with pytest.raises(NotFound):
+            store.read("nope.md")
+
+    def test_list_by_prefix_and_delete(self, store):
+        for name in ("corpora/gd/a.md", "corpora/gd/b.md", "corpora/sd/c.md"):
+            store.write(name, b"x")
+        assert [b.name for b in store.list("corpora/gd/")] == ["corpora/gd/a.md", "corpora/gd/b.md"]
+        store.delete("corpora/gd/a.md")
+        assert store.read_optional("corpora/gd/a.md") is None
+        assert [b.name for b in store.list("corpora/")] == ["corpora/gd/b.md", "corpora/sd/c.md"]
+
+
+class PublisherContract:
+    """`received(topic)` must return the payloads delivered on `topic`, in any order."""
+
+    @pytest.fixture
+    def publisher(self):
+        raise NotImplementedError
+
+    def received(self, publisher, topic):
+        raise NotImplementedError
+
+    def test_publish_delivers_json_with_chinese_intact(self, publisher):
+        payload = {
+            "schema_version": 1,
+            "kind": "DocumentDeleted",
+            "doc_id": "d",
+            "source_name": "政策/条例.md",
+            "generation": 3,
+            "corpus": "gd",
+        }
+        message_id = publisher.publish(self.topic, payload, {"doc_id": "d"})
+        assert isinstance(message_id, str) and message_id
+        assert payload in self.received(publisher, self.topic)
+
+    topic = "regrag-contract"
+
+
+class EmbedderContract:
+    @pytest.fixture
+    def embedder(self):
+        raise NotImplementedError
+
+    def test_shapes_norms_and_determinism(self, embedder):
+        texts = ["第一条 电网企业应当与可再生能源发电企业签订并网协议。", "第二条 禁止窃电。"]
+        a = embedder.embed_documents(texts)
+        b = embedder.embed_documents(texts)
+        assert a.shape == (2, embedder.dimension) and a.dtype == np.float32
+        assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-4)
+        assert np.allclose(a, b, atol=1e-5)
+        q = embedder.embed_query("并网协议")
+        assert q.shape == (embedder.dimension,) and abs(float(np.linalg.norm(q)) - 1.0) < 1e-4
+        assert embedder.embed_documents([]).shape == (0, embedder.dimension)
+        assert isinstance(embedder.model_id, str) and embedder.model_id
+
+
+def make_meta(doc_id="doc-a", **kw):
+    base = dict(
+        doc_id=doc_id,
+        title="某某条例",
+        effective_date="2020-01-01",
+        province="gd",
+        asset="solar",
+        doc_class="grid",
+        regulation_level="local_regulation",
+        corpus="guangdong",
+        source_name=f"{doc_id}.md",
+        generation=1,
+    )
+    base.update(kw)
+    return DocumentMeta(**base)
+
+
+def make_chunk(meta, i, text=None):
+    text = text or f"第{i}条 内容{i}"
+    return Chunk(
+        id=f"{meta.doc_id}-c{i}",
+        doc_id=meta.doc_id,
+        kind="article",
+        article=f"第{i}条",
+        part=0,
+        parts=1,
+        ordinal=i,
+        heading_path=("第一章 总则",),
+        start=0,
+        end=len(text),
+        text=text,
+        search_text=text,
+        meta=meta,
+    )
+
+
+class IndexContract:
+    """ChunkStore + VectorIndex + LexicalIndex behaving together, as the upsert and query stages use them.
+
+    Fixture `ports` returns (store, vectors, lexical, dimension).
+    """
+
+    @pytest.fixture
+    def ports(self):
+        raise NotImplementedError
+
+    @staticmethod
+    def vec(dim, seed):
+        v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+    def put(self, ports, meta, chunks, seeds, part=0, parts=1):
+        store, vectors, lexical, dim = ports
+        put = store.put_part(meta, "全文", chunks, part, parts)
+        chunks = [replace(c, meta=put.meta) for c in chunks]
+        vectors.upsert(chunks, [self.vec(dim, s) for s in seeds])
+        toks = [chunk_tokens(c) for c in chunks]
+        lexical.upsert(chunks, [b for b, _ in toks], [t for _, t in toks])
+        for doc_id in put.relinked:
+            related = store.document_chunks(doc_id)
+            vectors.refresh_metadata(related)
+            lexical.refresh_metadata(related)
+        return put
+
+    def test_dense_search_finds_the_nearest_and_upsert_replaces_by_id(self, ports):
+        _store, vectors, _lexical, dim = ports
+        meta = make_meta()
+        chunks = [make_chunk(meta, i) for i in range(1, 4)]
+        self.put(ports, meta, chunks, [1, 2, 3])
+        hits = vectors.search(self.vec(dim, 2), Filters(), 3)
+        assert hits[0].chunk_id == "doc-a-c2" and hits[0].rank == 1 and hits[0].score > 0.99
+        self.put(ports, meta, chunks[1:2], [9])  # same id, new vector
+        assert vectors.search(self.vec(dim, 9), Filters(), 1)[0].chunk_id == "doc-a-c2"
+        assert len(vectors.search(self.vec(dim, 9), Filters(), 10)) == 3
+
+    def test_filters_apply_inside_the_search_not_after_top_k(self, ports):
+        _store, vectors, lexical, dim = ports
+        gd, sd = make_meta("gd-1"), make_meta("sd-1", province="sd", asset="coal", corpus="shandong")
+        self.put(ports, gd, [make_chunk(gd, i, f"第{i}条 电网企业并网协议") for i in range(1, 30)], range(1, 30))
+        self.put(ports, sd, [make_chunk(sd, 1, "第1条 煤矿 并网协议")], [100])
+        # the sd chunk is far from the query vector: a post-filter over top-5 would return nothing
+        hits = vectors.search(self.vec(dim, 1), Filters(province=("sd",)), 5)
+        assert [h.chunk_id for h in hits] == ["sd-1-c1"]
+        assert [h.chunk_id for h in lexical.search(query_tokens("并网协议"), Filters(asset=("coal",)), 5)] == [
+            "sd-1-c1"
+        ]
+        assert vectors.search(self.vec(dim, 1), Filters(corpus=("nowhere",)), 5) == []
+        both = vectors.search(self.vec(dim, 1), Filters(province=("gd", "sd"), doc_class=("grid",)), 50)
+        assert len(both) == 30
+
+    def test_date_range_and_as_of(self, ports):
+        store, vectors, lexical, dim = ports
+        old = make_meta("law-2007", effective_date="2007-08-30", title="突发事件应对法")
+        new = make_meta("law-2024", effective_date="2024-06-28", title="突发事件应对法", supersedes="law-2007")
+        self.put(ports, old, [make_chunk(old, 1, "第1条 突发事件 预防")], [1])
+        put_new = self.put(ports, new, [make_chunk(new, 1, "第1条 突发事件 预防 应对")], [2])
+        assert put_new.relinked == ("law-2007",)
+        stored_old = store.get_document("law-2007")[0]
+        assert stored_old.superseded_by == "law-2024" and stored_old.effective_to == "2024-06-28"
+
+        def ids(filters):
+            dense = {h.chunk_id for h in vectors.search(self.vec(dim, 1), filters, 10)}
+            lex = {h.chunk_id for h in lexical.search(query_tokens("突发事件预防"), filters, 10)}
+            assert dense == lex
+            return dense
+
+        assert ids(Filters(as_of="2015-06-01")) == {"law-2007-c1"}
+        assert ids(Filters(as_of="2025-01-01")) == {"law-2024-c1"}
+        assert ids(Filters(as_of="2000-01-01")) == set()
+        assert ids(Filters(as_of="2025-01-01", include_superseded=True)) == {"law-2007-c1", "law-2024-c1"}
+        assert ids(Filters(date_from="2010-01-01")) == {"law-2024-c1"}
+        assert ids(Filters(date_to="2010-01-01")) == {"law-2007-c1"}
+
+    def test_newer_version_arriving_first_still_links(self, ports):
+        _store, *_ = ports
+        new = make_meta("v2", effective_date="2024-01-01", supersedes="v1")
+        old = make_meta("v1", effective_date="2010-01-01")
+        self.put(ports, new, [make_chunk(new, 1)], [1])
+        put_old = self.put(ports, old, [make_chunk(old, 1)], [2])
+        assert put_old.meta.superseded_by == "v2" and put_old.meta.effective_to == "2024-01-01"
+
+    def test_lexical_scores_chinese_and_ranks_best_first(self, ports):
+        _store, _vectors, lexical, _dim = ports
+        meta = make_meta()
+        texts = ["第1条 电网企业应当与可再生能源发电企业签订并网协议", "第2条 禁止窃电", "第3条 并网 并网 并网 运行"]
+        self.put(ports, meta, [make_chunk(meta, i + 1, t) for i, t in enumerate(texts)], [1, 2, 3])
+        hits = lexical.search(query_tokens("可再生能源并网协议"), Filters(), 10)
+        assert hits[0].chunk_id == "doc-a-c1" and hits[0].score > 0
+        assert "doc-a-c2" not in {h.chunk_id for h in hits}
+        assert lexical.search([], Filters(), 10) == []
+        assert lexical.search(['"引号"', "并网"], Filters(), 10)  # quotes in tokens cannot break the query
+
+    def test_store_round_trip_and_obsolete_chunks(self, ports):
+        store, _vectors, _lexical, _dim = ports
+        meta = make_meta(generation=5)
+        chunks = [make_chunk(meta, i) for i in range(1, 4)]
+        self.put(ports, meta, chunks[:2], [1, 2], part=0, parts=2)
+        assert store.obsolete_chunk_ids("doc-a") == []  # incomplete version: nothing is obsolete yet
+        self.put(ports, meta, chunks[2:], [3], part=1, parts=2)
+        assert store.obsolete_chunk_ids("doc-a") == []
+        got = store.get_chunks(["doc-a-c3", "missing", "doc-a-c1"])
+        assert [c.id for c in got] == ["doc-a-c3", "doc-a-c1"] and got[0].meta.title == "某某条例"
+        assert [c.id for c in store.document_chunks("doc-a")] == ["doc-a-c1", "doc-a-c2", "doc-a-c3"]
+        # a new generation without article 3: everything of generation 5 is obsolete once the new chunks exist
+        newer = replace(meta, generation=6)
+        self.put(ports, newer, [make_chunk(newer, 1), make_chunk(newer, 2)], [1, 2])
+        assert store.obsolete_chunk_ids("doc-a") == ["doc-a-c3"]
+        assert store.document_generation("doc-a") == 6
+
+    def test_delete_document_and_chunks(self, ports):
+        store, vectors, lexical, dim = ports
+        meta = make_meta()
+        self.put(ports, meta, [make_chunk(meta, 1), make_chunk(meta, 2)], [1, 2])
+        ids = store.delete_document("doc-a")
+        vectors.delete(ids)
+        lexical.delete(ids)
+        assert sorted(ids) == ["doc-a-c1", "doc-a-c2"]
+        assert store.get_document("doc-a") is None and store.get_chunks(ids) == []
+        assert vectors.search(self.vec(dim, 1), Filters(), 5) == []
+        assert lexical.search(["内容"], Filters(), 5) == []
+        assert store.list_documents() == []
+
+    def test_stats_count_documents_chunks_and_corpora(self, ports):
+        store, *_ = ports
+        a, b = make_meta("a"), make_meta("b", corpus="national")
+        self.put(ports, a, [make_chunk(a, 1)], [1])
+        self.put(ports, b, [make_chunk(b, 1), make_chunk(b, 2)], [2, 3])
+        stats = store.stats()
+        assert stats["documents"] == 2 and stats["chunks"] == 3
+        assert {c["corpus"]: c["chunks"] for c in stats["corpora"]} == {"guangdong": 1, "national": 2}
+        assert dt.date.fromisoformat(stats["last_ingest"][:10])

@@ -1,0 +1,114 @@
+"""The contract suites against the local adapters."""
+
+import numpy as np
+import pytest
+
+from regrag.adapters.local.blobstore import DiskBlobStore
+from regrag.adapters.local.bus import InProcessBus
+from regrag.adapters.local.embedders import E5Embedder, HashEmbedder
+from regrag.adapters.local.sqlite_index import SqliteIndex, SqliteLexicalIndex, SqliteVectorIndex
+from regrag.adapters.local.vector_cache import CachingEmbedder, SqliteVectorCache
+from regrag.domain.errors import InvalidInput
+
+from contracts import BlobStoreContract, EmbedderContract, IndexContract, PublisherContract
+
+
+class TestDiskBlobStore(BlobStoreContract):
+    @pytest.fixture
+    def store(self, tmp_path):
+        return DiskBlobStore(tmp_path / "bucket")
+
+    def test_names_cannot_escape_the_folder(self, store):
+        with pytest.raises(InvalidInput):
+            store.read("../../etc/passwd")
+
+
+class TestInProcessBus(PublisherContract):
+    @pytest.fixture
+    def publisher(self):
+        bus = InProcessBus(backoff_s=0)
+        bus.inbox = []
+        bus.subscribe(self.topic, lambda payload, attrs: bus.inbox.append(payload))
+        return bus
+
+    def received(self, publisher, topic):
+        return publisher.inbox
+
+    def test_failing_handler_is_retried_then_dead_lettered(self):
+        bus = InProcessBus(max_attempts=3, backoff_s=0)
+        calls = []
+
+        def handler(payload, attrs):
+            calls.append(payload)
+            raise RuntimeError("boom")
+
+        bus.subscribe("t", handler)
+        bus.publish("t", {"n": 1})
+        assert len(calls) == 3 and len(bus.dead_letters) == 1
+
+    def test_publish_inside_a_handler_is_queued_not_nested(self):
+        bus = InProcessBus(backoff_s=0)
+        order = []
+        bus.subscribe("a", lambda p, _: (order.append("a-start"), bus.publish("b", {}), order.append("a-end")))
+        bus.subscribe("b", lambda p, _: order.append("b"))
+        bus.publish("a", {})
+        assert order == ["a-start", "a-end", "b"]
+
+
+class TestHashEmbedder(EmbedderContract):
+    @pytest.fixture
+    def embedder(self):
+        return HashEmbedder()
+
+
+@pytest.fixture(scope="module")
+def e5():
+    return E5Embedder()
+
+
+@pytest.mark.slow
+class TestE5Embedder(EmbedderContract):
+    @pytest.fixture
+    def embedder(self, e5):
+        return e5
+
+    def test_semantics(self, embedder):
+        q = embedder.embed_query("光伏发电项目怎么接入电网？")
+        docs = embedder.embed_documents(["电网企业应当为太阳能发电项目提供并网服务。", "禁止在风景名胜区内采石。"])
+        assert float(docs[0] @ q) > float(docs[1] @ q)
+
+
+class TestCachingEmbedder(EmbedderContract):
+    @pytest.fixture
+    def embedder(self, tmp_path):
+        return CachingEmbedder(HashEmbedder(), SqliteVectorCache(tmp_path / "cache.sqlite"))
+
+    def test_second_call_is_served_from_the_cache(self, embedder):
+        embedder.embed_documents(["甲", "乙"])
+        embedder.cache.hits = embedder.cache.misses = 0
+        again = embedder.embed_documents(["乙", "丙"])
+        assert (embedder.cache.hits, embedder.cache.misses) == (1, 1)
+        assert np.allclose(again[0], HashEmbedder().embed_documents(["乙"])[0])
+
+
+class TestSqliteIndex(IndexContract):
+    @pytest.fixture
+    def ports(self, tmp_path):
+        db = SqliteIndex(tmp_path / "index.sqlite", 16, "test-model")
+        yield db, SqliteVectorIndex(db), SqliteLexicalIndex(db), 16
+        db.close()
+
+    def test_vectors_of_another_model_are_refused(self, tmp_path):
+        SqliteIndex(tmp_path / "i.sqlite", 16, "model-a").close()
+        with pytest.raises(InvalidInput, match="must not mix"):
+            SqliteIndex(tmp_path / "i.sqlite", 384, "model-b")
+
+    def test_wrong_dimension_and_non_finite_vectors(self, ports):
+        from contracts import make_chunk, make_meta
+
+        _store, vectors, *_ = ports
+        chunk = make_chunk(make_meta(), 1)
+        with pytest.raises(InvalidInput, match="dimensions"):
+            vectors.upsert([chunk], [np.ones(8, np.float32)])
+        with pytest.raises(InvalidInput, match="non-finite"):
+            vectors.upsert([chunk], [np.full(16, np.nan, np.float32)])
