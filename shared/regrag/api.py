@@ -24,14 +24,14 @@ def call(fn: Callable[[Any], dict[str, Any]], body: Any) -> tuple[int, dict[str,
     try:
         return 200, fn(body)
     except InvalidInput as exc:
-        return error_body(400, exc.code, str(exc))
+        return error_body(400, exc.code, str(exc), **exc.details)
     except NotFound as exc:
-        return error_body(404, exc.code, str(exc))
+        return error_body(404, exc.code, str(exc), **exc.details)
     except PermanentError as exc:
-        return error_body(422, exc.code, str(exc))
+        return error_body(422, exc.code, str(exc), **exc.details)
     except TransientError as exc:
-        return error_body(503, exc.code, str(exc))
-    except Exception as exc:
+        return error_body(503, exc.code, str(exc), **exc.details)
+    except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a 500
         logs.event(log, logging.ERROR, "unhandled error", error=repr(exc), exc_info=True)
         return error_body(500, "internal", "internal error; see the server log")
 

@@ -26,6 +26,7 @@ from regrag.wiring import Services
 class Regrag:
     def __init__(self, services: Services) -> None:
         self.s = services
+        self.catalog = query_stage.CorpusCatalog(services.store)
 
     # --- event stages -------------------------------------------------------------------------------------
 
@@ -86,9 +87,11 @@ class Regrag:
         message = decode_message(payload)
         s = self.s
         if isinstance(message, DocumentDeleted):
+            self.catalog.invalidate()
             return upsert_stage.delete_document(message, store=s.store, vectors=s.vectors, lexical=s.lexical)
         if not isinstance(message, ChunksEmbedded):
             raise InvalidInput(f"upsert expects ChunksEmbedded or DocumentDeleted, got {message.kind}")
+        self.catalog.invalidate()
         if message.model != self.s.embedder.model_id:
             raise InvalidInput(
                 f"vectors from model {message.model!r} cannot enter an index of {self.s.embedder.model_id!r}"
@@ -104,6 +107,7 @@ class Regrag:
             retriever=self.s.retriever,
             reranker=self.s.reranker,
             store=self.s.store,
+            catalog=self.catalog,
             options=self.s.query_options,
         )
 
@@ -143,11 +147,7 @@ class Regrag:
         candidates = self._candidates_from(body)
         filters = parse_filters(body.get("filters"))
         opts = self.s.query_options
-
-        def source_text(doc_id: str) -> str | None:
-            found = self.s.store.get_document(doc_id)
-            return found[1] if found else None
-
+        source_text, document_meta = query_stage.store_lookups(self.s.store)
         answer = compose_stage.compose_answer(
             question,
             candidates,
@@ -156,8 +156,76 @@ class Regrag:
             top_n=opts.compose_top_n,
             max_bullets=opts.max_bullets,
             relevance_floor=opts.relevance_floor,
+            document_meta=document_meta,
         )
         return answer.to_dict()
+
+    def corpora(self, _: Any = None) -> dict[str, Any]:
+        """GET /corpora: every corpus with its document and chunk counts."""
+        self.catalog.invalidate()
+        return {"corpora": self.catalog.list()}
+
+    def document(self, doc_id: str) -> dict[str, Any]:
+        """GET /documents/{doc_id}: the stored text, metadata and every chunk's anchor (article, offsets)."""
+        found = self.s.store.get_document(doc_id)
+        if found is None:
+            raise NotFound(f"no document {doc_id!r}")
+        meta, text = found
+        chunks = self.s.store.document_chunks(doc_id)
+        return {
+            "doc_id": doc_id,
+            "metadata": {k: v for k, v in meta.to_dict().items() if k != "provenance"},
+            "provenance": meta.provenance,
+            "text": text,
+            "anchors": [
+                {
+                    "id": c.id,
+                    "kind": c.kind,
+                    "article": c.article,
+                    "part": c.part,
+                    "parts": c.parts,
+                    "heading_path": list(c.heading_path),
+                    "start": c.start,
+                    "end": c.end,
+                }
+                for c in chunks
+            ],
+        }
+
+    def versions(self, doc_id: str) -> dict[str, Any]:
+        """GET /documents/{doc_id}/versions: the supersedes chain, oldest first, with validity dates."""
+        found = self.s.store.get_document(doc_id)
+        if found is None:
+            raise NotFound(f"no document {doc_id!r}")
+        chain = [found[0]]
+        seen = {doc_id}
+        while chain[0].supersedes and chain[0].supersedes not in seen:
+            older = self.s.store.get_document(chain[0].supersedes)
+            if older is None:
+                break
+            seen.add(older[0].doc_id)
+            chain.insert(0, older[0])
+        while chain[-1].superseded_by and chain[-1].superseded_by not in seen:
+            newer = self.s.store.get_document(chain[-1].superseded_by)
+            if newer is None:
+                break
+            seen.add(newer[0].doc_id)
+            chain.append(newer[0])
+        return {
+            "doc_id": doc_id,
+            "versions": [
+                {
+                    "doc_id": m.doc_id,
+                    "title": m.title,
+                    "effective_from": m.effective_date,
+                    "effective_to": m.effective_to,
+                    "supersedes": m.supersedes,
+                    "superseded_by": m.superseded_by,
+                    "corpus": m.corpus,
+                }
+                for m in chain
+            ],
+        }
 
     def health(self) -> dict[str, Any]:
         stats = self.s.store.stats()

@@ -163,7 +163,7 @@ def cmd_ingest(app: Any, args: argparse.Namespace) -> int:
 
 def _filters_from(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key in ("province", "asset", "doc_class", "regulation_level", "corpus"):
+    for key in ("province", "asset", "doc_class", "regulation_level"):
         value = getattr(args, key, None)
         if value:
             out[key] = value.split(",")
@@ -178,6 +178,8 @@ def _filters_from(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_ask(app: Any, args: argparse.Namespace) -> int:
     body: dict[str, Any] = {"question": args.question, "filters": _filters_from(args)}
+    if args.corpora:
+        body["corpora"] = args.corpora.split(",")
     if args.top_k:
         body["top_k"] = args.top_k
     from regrag.api import call
@@ -218,6 +220,17 @@ def cmd_eval(app: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_corpora(app: Any, args: argparse.Namespace) -> int:
+    rows = app.corpora()["corpora"]
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=1))
+        return 0
+    print(f"{'corpus':<20}{'documents':>10}{'chunks':>10}")
+    for row in rows:
+        print(f"{row['corpus']:<20}{row['documents']:>10}{row['chunks']:>10}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="regrag", description="Question answering over Chinese energy regulations.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -230,7 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ask = sub.add_parser("ask", help="ask a question and print the cited answer")
     ask.add_argument("question")
-    for key in ("province", "asset", "doc_class", "regulation_level", "corpus"):
+    ask.add_argument("--corpora", help="comma-separated corpora to search (default: all)")
+    for key in ("province", "asset", "doc_class", "regulation_level"):
         ask.add_argument(f"--{key.replace('_', '-')}", dest=key, help="comma-separated values")
     ask.add_argument("--as-of", dest="as_of")
     ask.add_argument("--date-from", dest="date_from")
@@ -244,6 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8080)
 
+    cor = sub.add_parser("corpora", help="list corpora with document and chunk counts")
+    cor.add_argument("--json", action="store_true")
+
     ev = sub.add_parser("eval", help="evaluate retrieval and answers on a question file")
     ev.add_argument("questions")
     ev.add_argument("--k", type=int, default=10)
@@ -251,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-COMMANDS = {"ingest": cmd_ingest, "ask": cmd_ask, "serve": cmd_serve, "eval": cmd_eval}
+COMMANDS = {"ingest": cmd_ingest, "ask": cmd_ask, "serve": cmd_serve, "eval": cmd_eval, "corpora": cmd_corpora}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

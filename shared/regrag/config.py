@@ -35,6 +35,7 @@ class Settings:
     dense_weight: float = field(default=1.0, metadata={"env": "REGRAG_DENSE_WEIGHT", "min": 0.0})
     lexical_weight: float = field(default=1.0, metadata={"env": "REGRAG_LEXICAL_WEIGHT", "min": 0.0})
     title_weight: float = field(default=0.5, metadata={"env": "REGRAG_TITLE_WEIGHT", "min": 0.0})
+    corpus_timeout_s: float = field(default=3.0, metadata={"env": "REGRAG_CORPUS_TIMEOUT_S", "min": 0.05})
     # rerank
     rerank: bool = field(default=True, metadata={"env": "RERANK"})
     rerank_top_n: int = field(default=5, metadata={"env": "REGRAG_RERANK_TOP_N", "min": 1})

@@ -140,5 +140,5 @@ def event_key(event: Any) -> str:
         data = _data(event)
         name = data.get("name") if isinstance(data, dict) else None
         return str(name or attrs.get("id") or "?")
-    except Exception:
+    except Exception:  # noqa: BLE001 - only used to label logs; must never raise
         return "?"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from regrag.api import error_body, flask_handle, flask_response
+from regrag.api import call, error_body, flask_handle, flask_response
 
 
 def create_server_app(app: Any) -> Any:
@@ -26,6 +26,18 @@ def create_server_app(app: Any) -> Any:
     @web.route("/compose", methods=["POST", "OPTIONS", "GET"])
     def compose() -> Any:
         return flask_handle(app.compose, request)
+
+    @web.route("/corpora", methods=["GET"])
+    def corpora() -> Any:
+        return flask_response(*call(app.corpora, None))
+
+    @web.route("/documents/<doc_id>", methods=["GET"])
+    def document(doc_id: str) -> Any:
+        return flask_response(*call(app.document, doc_id))
+
+    @web.route("/documents/<doc_id>/versions", methods=["GET"])
+    def versions(doc_id: str) -> Any:
+        return flask_response(*call(app.versions, doc_id))
 
     @web.route("/healthz", methods=["GET"])
     def healthz() -> Any:

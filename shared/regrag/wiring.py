@@ -58,6 +58,17 @@ def build_embedder(settings: Settings) -> Embedder:
     return CachingEmbedder(inner, SqliteVectorCache(settings.vector_cache_path))
 
 
+def query_options_from(settings: Settings) -> QueryOptions:
+    return QueryOptions(
+        rerank_enabled=settings.rerank,
+        rerank_top_n=settings.rerank_top_n,
+        compose_top_n=settings.compose_top_n,
+        max_bullets=settings.max_bullets,
+        relevance_floor=settings.relevance_floor,
+        corpus_timeout_s=settings.corpus_timeout_s,
+    )
+
+
 def build_reranker(settings: Settings) -> Any:
     return RetrievalOrderReranker()
 
@@ -101,13 +112,7 @@ def build_services(settings: Settings) -> Services:
         reranker=build_reranker(settings),
         failures=JsonlFailureRecorder(settings.failures_path),
         retriever=retriever,
-        query_options=QueryOptions(
-            settings.rerank,
-            settings.rerank_top_n,
-            settings.compose_top_n,
-            settings.max_bullets,
-            settings.relevance_floor,
-        ),
+        query_options=query_options_from(settings),
         bus=bus,
     )
     return services

@@ -74,7 +74,8 @@ def test_ingest_then_query_through_the_functions(env):
     assert {"answer_zh", "title", "bullets", "citations", "candidates", "rerank_status", "timings_ms"} <= set(body)
     assert body["rerank_status"] == "skipped"
     assert body["candidates"][0]["doc_id"] == "nat-reg-0088"
-    assert set(body["candidates"][0]) == {"id", "doc_id", "article", "title", "score", "text", "metadata"}
+    expected_keys = {"id", "doc_id", "article", "title", "score", "text", "corpus", "corpora", "metadata"}
+    assert set(body["candidates"][0]) == expected_keys
     assert "〔《电力供应与使用条例》，生效：2019-03-02〕" in body["answer_zh"]
 
     ids = [{"id": c["id"]} for c in body["candidates"][:3]]

@@ -13,10 +13,11 @@ class RegragError(Exception):
 
     code = "error"
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
+    def __init__(self, message: str, *, code: str | None = None, details: dict[str, object] | None = None) -> None:
         super().__init__(message)
         if code:
             self.code = code
+        self.details = details or {}  # extra JSON fields for the error body (e.g. corpus_stats on a 503)
 
 
 class PermanentError(RegragError):

@@ -165,9 +165,10 @@ class Candidate:
     lexical_score: float | None = None
     rerank_score: float | None = None
     rerank_reason: str | None = None
+    corpora: tuple[str, ...] = ()  # every corpus that returned this document + article (after collapsing)
 
     def to_dict(self) -> dict[str, Any]:
-        """The API shape: {id, doc_id, article, title, score, text, metadata}."""
+        """The API shape: {id, doc_id, article, title, score, text, corpus, corpora, metadata}."""
         meta = self.chunk.meta
         return {
             "id": self.chunk.id,
@@ -176,6 +177,8 @@ class Candidate:
             "title": meta.title,
             "score": round(self.score, 6),
             "text": self.chunk.text,
+            "corpus": meta.corpus,
+            "corpora": list(self.corpora or (meta.corpus,)),
             "metadata": {
                 "kind": self.chunk.kind,
                 "part": self.chunk.part,
@@ -210,6 +213,11 @@ class Citation:
     doc_id: str
     article: str
     corpus: str = DEFAULT_CORPUS
+    corpora: tuple[str, ...] = ()
+    # version status on the question's as-of date: in_force | superseded (a newer version is in force
+    # today) | upcoming (a newer version takes effect later); `successor` names the newer version.
+    version_status: str = "in_force"
+    successor: dict[str, Any] | None = None
 
     @property
     def marker(self) -> str:
@@ -219,6 +227,7 @@ class Citation:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["corpora"] = list(self.corpora or (self.corpus,))
         data["marker"] = self.marker
         return data
 
@@ -254,6 +263,7 @@ class Answer:
     abstained: bool
     dropped_spans: int = 0
     chinese_ratio: float = 0.0
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -261,6 +271,7 @@ class Answer:
             "title": self.title,
             "bullets": [b.to_dict() for b in self.bullets],
             "citations": [c.to_dict() for c in self.citations],
+            "notes": list(self.notes),
             "abstained": self.abstained,
             "dropped_spans": self.dropped_spans,
         }

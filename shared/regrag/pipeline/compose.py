@@ -8,14 +8,16 @@ corpus has no matching provision instead of quoting noise.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from regrag import logs
 from regrag.domain.errors import InvalidInput
-from regrag.domain.models import Answer, Bullet, Candidate, Citation, Filters
+from regrag.domain.models import Answer, Bullet, Candidate, Citation, DocumentMeta, Filters
 from regrag.text.metadata import PROVINCE_NAMES
 from regrag.text.segment import STOPWORDS, load_terms, tokenize
 from regrag.text.sentences import sentence_spans
@@ -124,7 +126,42 @@ def chinese_ratio(text: str) -> float:
 
 def citation_for(candidate: Candidate) -> Citation:
     meta = candidate.chunk.meta
-    return Citation(meta.title, meta.effective_date, meta.source_url, meta.doc_id, candidate.chunk.article, meta.corpus)
+    return Citation(
+        meta.title,
+        meta.effective_date,
+        meta.source_url,
+        meta.doc_id,
+        candidate.chunk.article,
+        meta.corpus,
+        candidate.corpora or (meta.corpus,),
+    )
+
+
+def version_note(
+    meta: DocumentMeta, successor: DocumentMeta | None, as_of: str | None, today: str
+) -> tuple[str, dict[str, Any] | None, str | None]:
+    """(status, successor summary, note) for a cited version, seen from the question's as-of date.
+
+    The quotes always come from the version in force on `as_of`; the note tells the reader when a newer
+    version exists (superseded) or is promulgated but takes effect later (upcoming).
+    """
+    if not meta.superseded_by or successor is None:
+        return "in_force", None, None
+    summary = {"doc_id": successor.doc_id, "title": successor.title, "effective_date": successor.effective_date}
+    when = successor.effective_date or "日期不详"
+    if successor.effective_date and successor.effective_date > today:
+        return (
+            "upcoming",
+            summary,
+            f"《{meta.title}》的新版本（生效：{when}）已公布，将于{when}起施行；以上引文为现行版本。",
+        )
+    day = as_of or today
+    return (
+        "superseded",
+        summary,
+        f"以上引用的《{meta.title}》（生效：{meta.effective_date}）是{day}时有效的版本，"
+        f"已被新版本《{successor.title}》（生效：{when}）取代。",
+    )
 
 
 def compose_answer(
@@ -136,12 +173,14 @@ def compose_answer(
     top_n: int = 5,
     max_bullets: int = 4,
     relevance_floor: float = 0.25,
+    document_meta: Callable[[str], DocumentMeta | None] | None = None,
 ) -> Answer:
     """Build the answer from the first `top_n` candidates (already in final order).
 
     Args:
         source_text: doc_id → the stored document text, which every span must be a substring of.
         relevance_floor: minimum keyword coverage (0–1) of the best candidate; below it, abstain.
+        document_meta: doc_id → stored metadata, used to name newer versions of cited documents.
     """
     if not question.strip():
         raise InvalidInput("question is empty")
@@ -186,8 +225,28 @@ def compose_answer(
     for b in bullets:
         key = b.citation.url or b.citation.doc_id
         citations.setdefault(key, b.citation)
+    notes: list[str] = []
+    if document_meta is not None:
+        today = dt.date.today().isoformat()
+        for key, cite in list(citations.items()):
+            stored = document_meta(cite.doc_id)
+            if stored is None or not stored.superseded_by:
+                continue
+            status, summary, note = version_note(stored, document_meta(stored.superseded_by), filters.as_of, today)
+            citations[key] = replace(cite, version_status=status, successor=summary)
+            if note:
+                notes.append(note)
+    if notes:
+        answer_zh += "\n- 版本提示：\n" + "\n".join(f" • {n}" for n in notes)
     answer = Answer(
-        answer_zh, heading, tuple(bullets), tuple(citations.values()), False, dropped, chinese_ratio(answer_zh)
+        answer_zh,
+        heading,
+        tuple(bullets),
+        tuple(citations.values()),
+        False,
+        dropped,
+        chinese_ratio(answer_zh),
+        tuple(notes),
     )
     validate_answer(answer)
     return answer

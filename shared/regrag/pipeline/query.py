@@ -1,14 +1,17 @@
-"""query: question (+ filters) → hybrid retrieval → rerank → compose → the API response."""
+"""query: question (+ filters, corpora) → hybrid retrieval per corpus → rerank → compose → the API response."""
 
 from __future__ import annotations
 
+import re
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from regrag.domain.errors import InvalidInput
-from regrag.domain.models import Filters
+from regrag.domain.models import DocumentMeta, Filters
 from regrag.pipeline.compose import compose_answer
 from regrag.pipeline.filters import parse_filters
 from regrag.pipeline.rerank import rerank_candidates
@@ -17,6 +20,8 @@ from regrag.ports import ChunkStore
 
 MAX_QUESTION_CHARS = 2000
 MAX_TOP_K = 100
+MAX_CORPORA = 20
+_CORPUS_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 
 
 @dataclass(frozen=True)
@@ -24,6 +29,9 @@ class QueryRequest:
     question: str
     filters: Filters
     top_k: int | None = None
+    corpora: tuple[str, ...] | None = None  # None: every corpus
+    corpus_timeout_s: float | None = None
+    corpus_weights: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,32 @@ class QueryOptions:
     compose_top_n: int = 5
     max_bullets: int = 4
     relevance_floor: float = 0.25
+    corpus_timeout_s: float = 3.0
+
+
+class CorpusCatalog:
+    """The corpora the index holds, read from the store and cached briefly (listing them is not free)."""
+
+    def __init__(self, store: ChunkStore, ttl_s: float = 30.0) -> None:
+        self.store = store
+        self.ttl_s = ttl_s
+        self._cached: tuple[float, list[dict[str, Any]]] | None = None
+        self._lock = threading.Lock()
+
+    def list(self) -> list[dict[str, Any]]:
+        """[{corpus, documents, chunks}], sorted by name."""
+        with self._lock:
+            now = time.monotonic()
+            if self._cached is None or now - self._cached[0] > self.ttl_s:
+                self._cached = (now, list(self.store.stats().get("corpora", [])))
+            return list(self._cached[1])
+
+    def names(self) -> list[str]:
+        return [c["corpus"] for c in self.list()]
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._cached = None
 
 
 def parse_question(body: Any) -> str:
@@ -55,17 +89,82 @@ def parse_top_k(body: dict[str, Any], key: str = "top_k") -> int | None:
     return top_k
 
 
+def _parse_corpora(body: dict[str, Any], filters: Filters) -> tuple[str, ...] | None:
+    raw = body.get("corpora")
+    if raw is None:
+        return filters.corpus or None
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise InvalidInput("corpora must be a list of corpus names")
+    if not raw:
+        raise InvalidInput("corpora is empty: select at least one corpus (or leave it out to search all)")
+    if len(raw) > MAX_CORPORA:
+        raise InvalidInput(f"at most {MAX_CORPORA} corpora per request, got {len(raw)}")
+    names = []
+    for name in raw:
+        if not isinstance(name, str) or not _CORPUS_RE.match(name):
+            raise InvalidInput(f"invalid corpus name {name!r}")
+        names.append(name)
+    return tuple(dict.fromkeys(names))
+
+
+def _parse_float(body: dict[str, Any], key: str, low: float, high: float) -> float | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise InvalidInput(f"{key} must be a number between {low} and {high}")
+    return float(value)
+
+
 def parse_query_request(body: Any) -> QueryRequest:
     question = parse_question(body)
-    return QueryRequest(question, parse_filters(body.get("filters")), parse_top_k(body))
+    filters = parse_filters(body.get("filters"))
+    weights = body.get("corpus_weights")
+    if weights is not None:
+        if not isinstance(weights, dict) or not all(
+            isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 100
+            for k, v in weights.items()
+        ):
+            raise InvalidInput("corpus_weights must map corpus names to numbers between 0 and 100")
+        weights = {k: float(v) for k, v in weights.items()}
+    return QueryRequest(
+        question,
+        filters,
+        parse_top_k(body),
+        _parse_corpora(body, filters),
+        _parse_float(body, "corpus_timeout_s", 0.05, 60.0),
+        weights,
+    )
 
 
 def answer_question(
-    request: QueryRequest, *, retriever: Retriever, reranker: object, store: ChunkStore, options: QueryOptions
+    request: QueryRequest,
+    *,
+    retriever: Retriever,
+    reranker: object,
+    store: ChunkStore,
+    catalog: CorpusCatalog,
+    options: QueryOptions,
 ) -> dict[str, Any]:
     """The whole query path; returns the API response body."""
     started = time.perf_counter()
-    retrieval = retriever.retrieve(request.question, request.filters, request.top_k)
+    known = catalog.names()
+    corpora = request.corpora or tuple(known)
+    unknown = [c for c in corpora if c not in known]
+    if unknown:
+        raise InvalidInput(f"unknown corpus {unknown}; available: {known}")
+    if not corpora:
+        raise InvalidInput("the index holds no documents yet; ingest some first")
+    retrieval = retriever.retrieve_corpora(
+        request.question,
+        request.filters,
+        corpora,
+        top_k=request.top_k,
+        timeout_s=request.corpus_timeout_s or options.corpus_timeout_s,
+        weights=request.corpus_weights,
+    )
     timings = {f"retrieve_{k}": v for k, v in retrieval.timings_ms.items()}
 
     t = time.perf_counter()
@@ -75,11 +174,7 @@ def answer_question(
     timings["rerank"] = round((time.perf_counter() - t) * 1000, 2)
 
     t = time.perf_counter()
-
-    def source_text(doc_id: str) -> str | None:
-        found = store.get_document(doc_id)
-        return found[1] if found else None
-
+    source_text, document_meta = store_lookups(store)
     answer = compose_answer(
         request.question,
         ranked,
@@ -88,6 +183,7 @@ def answer_question(
         top_n=options.compose_top_n,
         max_bullets=options.max_bullets,
         relevance_floor=options.relevance_floor,
+        document_meta=document_meta,
     )
     timings["compose"] = round((time.perf_counter() - t) * 1000, 2)
     timings["total"] = round((time.perf_counter() - started) * 1000, 2)
@@ -96,9 +192,30 @@ def answer_question(
         **answer.to_dict(),
         "candidates": [c.to_dict() for c in ranked],
         "rerank_status": status,
+        "corpus_stats": [s.to_dict() for s in retrieval.corpus_stats],
         "filters": retrieval.filters.to_dict(),
         "timings_ms": timings,
     }
+
+
+def store_lookups(store: ChunkStore) -> tuple[Callable[[str], str | None], Callable[[str], DocumentMeta | None]]:
+    """Per-request memoised lookups of stored text and metadata by doc id (compose calls them per citation)."""
+    cache: dict[str, tuple[DocumentMeta, str] | None] = {}
+
+    def get(doc_id: str) -> tuple[DocumentMeta, str] | None:
+        if doc_id not in cache:
+            cache[doc_id] = store.get_document(doc_id)
+        return cache[doc_id]
+
+    def text(doc_id: str) -> str | None:
+        found = get(doc_id)
+        return found[1] if found else None
+
+    def meta(doc_id: str) -> DocumentMeta | None:
+        found = get(doc_id)
+        return found[0] if found else None
+
+    return text, meta
 
 
 def retrieve_relevant_chunks(
@@ -118,7 +235,12 @@ def retrieve_relevant_chunks(
                 "chunk_text": data["text"],
                 "source_document_name": cand.chunk.meta.title,
                 "score": data["score"],
-                "metadata": {"doc_id": data["doc_id"], "article": data["article"], **data["metadata"]},
+                "metadata": {
+                    "doc_id": data["doc_id"],
+                    "article": data["article"],
+                    "corpus": data["corpus"],
+                    **data["metadata"],
+                },
             }
         )
     return out

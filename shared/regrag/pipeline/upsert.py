@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass, replace
 
 from regrag import logs
+from regrag.domain.errors import InvalidInput
 from regrag.domain.messages import ChunksEmbedded, DocumentDeleted
 from regrag.pipeline.lexical import chunk_tokens
 from regrag.ports import ChunkStore, LexicalIndex, VectorIndex
@@ -30,7 +31,14 @@ def upsert_chunks(
     message: ChunksEmbedded, *, store: ChunkStore, vectors: VectorIndex, lexical: LexicalIndex
 ) -> UpsertResult:
     meta = message.meta
-    current = store.document_generation(meta.doc_id)
+    existing = store.get_document(meta.doc_id)
+    if existing is not None and existing[0].source_name and existing[0].source_name != meta.source_name:
+        # Two objects claiming one doc id would silently overwrite each other's articles.
+        raise InvalidInput(
+            f"doc_id {meta.doc_id!r} of {meta.source_name!r} is already used by {existing[0].source_name!r} "
+            f"(corpus {existing[0].corpus!r}); give one of them another doc_id in its sidecar, or delete the other"
+        )
+    current = existing[0].generation if existing is not None else None
     if current is not None and current > meta.generation:
         logs.event(
             log,

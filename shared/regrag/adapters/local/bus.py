@@ -75,7 +75,7 @@ class InProcessBus:
             try:
                 handler(json.loads(delivery.data), delivery.attributes)
                 return
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - any raise means "not acknowledged", as on Pub/Sub
                 if attempt == self.max_attempts:
                     self.dead_letters.append((delivery, repr(exc)))
                     logs.event(

@@ -1,0 +1,28 @@
+"""Helpers shared by the benchmarks (not part of the product)."""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "shared"))
+
+DEFAULT_CORPUS = Path(os.environ.get("REGRAG_BENCH_CORPUS", ROOT.parent / "shared" / "corpus"))
+DEFAULT_EVAL = Path(os.environ.get("REGRAG_BENCH_EVAL", ROOT.parent / "shared" / "eval" / "dev.jsonl"))
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))]
+
+
+def summary(values: list[float]) -> str:
+    return f"p50 {statistics.median(values):.1f} ms, p95 {pct(values, 95):.1f} ms, n={len(values)}"
