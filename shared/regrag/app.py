@@ -163,7 +163,7 @@ class Regrag:
     def corpora(self, _: Any = None) -> dict[str, Any]:
         """GET /corpora: every corpus with its document and chunk counts."""
         self.catalog.invalidate()
-        return {"corpora": self.catalog.list()}
+        return {"corpora": self.catalog.entries()}
 
     def document(self, doc_id: str) -> dict[str, Any]:
         """GET /documents/{doc_id}: the stored text, metadata and every chunk's anchor (article, offsets)."""

@@ -213,10 +213,14 @@ def cmd_eval(app: Any, args: argparse.Namespace) -> int:
     from regrag.evaluation import evaluate, format_table, load_questions
 
     questions = load_questions(args.questions)
-    report = evaluate(app, questions, k=args.k)
-    print(format_table(report))
+    report = evaluate(app, questions, k=args.k, mode=args.mode)
+    table = format_table(report)
+    print(table)
     if args.out:
-        Path(args.out).write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+        out = Path(args.out)
+        out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+        out.with_suffix(".md").write_text(table + "\n", encoding="utf-8")
+        print(f"report: {out} and {out.with_suffix('.md')}", file=sys.stderr)
     return 0
 
 
@@ -264,7 +268,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="evaluate retrieval and answers on a question file")
     ev.add_argument("questions")
     ev.add_argument("--k", type=int, default=10)
-    ev.add_argument("--out")
+    ev.add_argument(
+        "--mode",
+        default="full",
+        choices=("full", "hybrid", "dense", "lexical"),
+        help="full: retrieve → rerank → compose; or one retrieval mode alone",
+    )
+    ev.add_argument("--out", help="write the JSON report here (and a Markdown table beside it)")
     return p
 
 

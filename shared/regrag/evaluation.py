@@ -80,8 +80,54 @@ def _pct(values: Sequence[float], p: float) -> float:
     return ordered[idx]
 
 
-def evaluate(app: Any, questions: Sequence[dict[str, Any]], k: int = 10, top_k: int | None = None) -> dict[str, Any]:
-    """Run every question through the query path and score retrieval, abstention and quotes."""
+MODES = ("full", "hybrid", "dense", "lexical")
+
+
+def _retrieval_only(app: Any, mode: str) -> Any:
+    """A query function that returns only retrieval candidates, for one leg or the fused pair (no rerank)."""
+    from dataclasses import replace
+
+    from regrag.pipeline.filters import parse_filters
+    from regrag.pipeline.retrieve import Retriever
+
+    base = app.s.retriever
+    config = base.config
+    if mode == "dense":
+        config = replace(config, lexical_weight=0.0)
+    elif mode == "lexical":
+        config = replace(config, dense_weight=0.0)
+    retriever = Retriever(
+        embedder=base.embedder, vectors=base.vectors, lexical=base.lexical, store=base.store, config=config
+    )
+
+    def run(body: dict[str, Any]) -> dict[str, Any]:
+        result = retriever.retrieve(body["question"], parse_filters(body.get("filters")), body.get("top_k"))
+        found = result.candidates
+        if mode == "dense":
+            found = [c for c in found if c.dense_rank is not None]
+        elif mode == "lexical":
+            found = [c for c in found if c.lexical_rank is not None]
+        return {
+            "candidates": [c.to_dict() for c in found],
+            "bullets": [],
+            "abstained": False,
+            "timings_ms": {f"retrieve_{k}": v for k, v in result.timings_ms.items()},
+        }
+
+    return run
+
+
+def evaluate(
+    app: Any, questions: Sequence[dict[str, Any]], k: int = 10, top_k: int | None = None, mode: str = "full"
+) -> dict[str, Any]:
+    """Run every question through the query path (or one retrieval mode) and score it.
+
+    Modes: `full` (retrieve → rerank → compose; the only mode that measures quotes and abstention),
+    `hybrid` (fused retrieval alone), `dense` and `lexical` (one leg alone).
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; one of {MODES}")
+    run = app.query if mode == "full" else _retrieval_only(app, mode)
     rows: list[dict[str, Any]] = []
     timings: dict[str, list[float]] = {}
     spans_total = spans_verbatim = 0
@@ -90,7 +136,7 @@ def evaluate(app: Any, questions: Sequence[dict[str, Any]], k: int = 10, top_k: 
     started = time.perf_counter()
     for q in questions:
         body = {"question": q["question"], "filters": q.get("filters") or {}, "top_k": top_k or max(20, 2 * k)}
-        status, resp = call(app.query, body)
+        status, resp = call(run, body)
         if status != 200:
             rows.append({"id": q.get("id"), "error": resp})
             continue
@@ -134,7 +180,17 @@ def evaluate(app: Any, questions: Sequence[dict[str, Any]], k: int = 10, top_k: 
     latency = {
         stage: {"p50": round(statistics.median(v), 1), "p95": round(_pct(v, 95), 1)} for stage, v in timings.items()
     }
+    by_type: dict[str, dict[str, float]] = {}
+    for qtype in sorted({str(r.get("type")) for r in answerable}):
+        subset = [r for r in answerable if str(r.get("type")) == qtype]
+        by_type[qtype] = {
+            "n": len(subset),
+            "ndcg@10": round(_mean([r["ndcg@10"] for r in subset]), 4),
+            f"recall@{k}": round(_mean([r[f"recall@{k}"] for r in subset]), 4),
+        }
     return {
+        "mode": mode,
+        "by_type": by_type,
         "questions": len(questions),
         "answerable_scored": len(answerable),
         "unanswerable": len(unanswerable),
@@ -150,7 +206,7 @@ def evaluate(app: Any, questions: Sequence[dict[str, Any]], k: int = 10, top_k: 
 
 def format_table(report: dict[str, Any]) -> str:
     m = report["metrics"]
-    lines = ["| metric | value |", "|---|---|"]
+    lines = [f"mode: {report.get('mode', 'full')}", "", "| metric | value |", "|---|---|"]
     lines += [f"| {name} | {value:.3f} |" for name, value in m.items()]
     lines.append(
         f"| questions (answerable scored / unanswerable / errors) | {report['questions']} "
@@ -158,4 +214,8 @@ def format_table(report: dict[str, Any]) -> str:
     )
     lines += ["", "| stage | p50 ms | p95 ms |", "|---|---|---|"]
     lines += [f"| {stage} | {v['p50']} | {v['p95']} |" for stage, v in sorted(report["latency_ms"].items())]
+    if report.get("by_type"):
+        lines += ["", f"| question type | n | nDCG@10 | Recall@{report['k']} |", "|---|---|---|---|"]
+        recall = f"recall@{report['k']}"
+        lines += [f"| {t} | {v['n']} | {v['ndcg@10']:.3f} | {v[recall]:.3f} |" for t, v in report["by_type"].items()]
     return "\n".join(lines)

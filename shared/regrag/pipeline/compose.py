@@ -229,10 +229,11 @@ def compose_answer(
     if document_meta is not None:
         today = dt.date.today().isoformat()
         for key, cite in list(citations.items()):
-            stored = document_meta(cite.doc_id)
-            if stored is None or not stored.superseded_by:
+            doc_meta = document_meta(cite.doc_id)
+            if doc_meta is None or not doc_meta.superseded_by:
                 continue
-            status, summary, note = version_note(stored, document_meta(stored.superseded_by), filters.as_of, today)
+            successor = document_meta(doc_meta.superseded_by)
+            status, summary, note = version_note(doc_meta, successor, filters.as_of, today)
             citations[key] = replace(cite, version_status=status, successor=summary)
             if note:
                 notes.append(note)

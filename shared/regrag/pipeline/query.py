@@ -53,7 +53,7 @@ class CorpusCatalog:
         self._cached: tuple[float, list[dict[str, Any]]] | None = None
         self._lock = threading.Lock()
 
-    def list(self) -> list[dict[str, Any]]:
+    def entries(self) -> list[dict[str, Any]]:
         """[{corpus, documents, chunks}], sorted by name."""
         with self._lock:
             now = time.monotonic()
@@ -62,7 +62,7 @@ class CorpusCatalog:
             return list(self._cached[1])
 
     def names(self) -> list[str]:
-        return [c["corpus"] for c in self.list()]
+        return [c["corpus"] for c in self.entries()]
 
     def invalidate(self) -> None:
         with self._lock:
