@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from regrag import logs
-from regrag.domain.errors import InvalidInput, NotFound, PermanentError, TransientError
+from regrag.domain.errors import Forbidden, InvalidInput, NotFound, PermanentError, TransientError, Unauthorized
 
 log = logs.get("api")
 
@@ -27,6 +27,10 @@ def call(fn: Callable[[Any], dict[str, Any]], body: Any) -> tuple[int, dict[str,
         return error_body(400, exc.code, str(exc), **exc.details)
     except NotFound as exc:
         return error_body(404, exc.code, str(exc), **exc.details)
+    except Unauthorized as exc:
+        return error_body(401, exc.code, str(exc), **exc.details)
+    except Forbidden as exc:
+        return error_body(403, exc.code, str(exc), **exc.details)
     except PermanentError as exc:
         return error_body(422, exc.code, str(exc), **exc.details)
     except TransientError as exc:

@@ -13,13 +13,16 @@ from regrag.domain.errors import InvalidInput, NotFound
 from regrag.domain.messages import ChunksEmbedded, DocumentChunked, DocumentDeleted
 from regrag.domain.models import Candidate
 from regrag.events import decode_message, decode_pubsub_payload, decode_storage_event, event_key, run_event
+from regrag.pipeline import admin as admin_stage
 from regrag.pipeline import compose as compose_stage
 from regrag.pipeline import embed as embed_stage
+from regrag.pipeline import feedback as feedback_stage
 from regrag.pipeline import ingest as ingest_stage
 from regrag.pipeline import query as query_stage
 from regrag.pipeline import upsert as upsert_stage
 from regrag.pipeline.filters import parse_filters
-from regrag.pipeline.rerank import rerank_candidates
+from regrag.pipeline.rerank import RetrievalOrderReranker, rerank_candidates
+from regrag.text.legal import find_cross_references
 from regrag.wiring import Services
 
 
@@ -102,7 +105,7 @@ class Regrag:
 
     def query(self, body: Any) -> dict[str, Any]:
         request = query_stage.parse_query_request(body)
-        return query_stage.answer_question(
+        response = query_stage.answer_question(
             request,
             retriever=self.s.retriever,
             reranker=self.s.reranker,
@@ -110,6 +113,9 @@ class Regrag:
             catalog=self.catalog,
             options=self.s.query_options,
         )
+        if self.s.feedback is not None:
+            self.s.feedback.log_query(response["query_id"], feedback_stage.query_record(body, response))
+        return response
 
     def retrieve(self, query_text: str, top_k: int = 12, filters: Any = None) -> list[dict[str, Any]]:
         return query_stage.retrieve_relevant_chunks(self.s.retriever, query_text, top_k, filters)
@@ -172,6 +178,7 @@ class Regrag:
             raise NotFound(f"no document {doc_id!r}")
         meta, text = found
         chunks = self.s.store.document_chunks(doc_id)
+        first_part = {c.article: c.id for c in chunks if c.kind == "article" and c.part == 0}
         return {
             "doc_id": doc_id,
             "metadata": {k: v for k, v in meta.to_dict().items() if k != "provenance"},
@@ -187,6 +194,17 @@ class Regrag:
                     "heading_path": list(c.heading_path),
                     "start": c.start,
                     "end": c.end,
+                    # "依照本法第二十条": offsets in `text` and the chunk that article starts in
+                    "references": [
+                        {
+                            "article": r.label,
+                            "start": c.start + r.start,
+                            "end": c.start + r.end,
+                            "target": first_part[r.label],
+                        }
+                        for r in find_cross_references(c.text)
+                        if r.label in first_part and r.label != c.article
+                    ],
                 }
                 for c in chunks
             ],
@@ -227,6 +245,53 @@ class Regrag:
             ],
         }
 
+    def feedback(self, body: Any) -> dict[str, Any]:
+        """POST /feedback {query_id, helpful, citation?, comment?}."""
+        if self.s.feedback is None:
+            raise NotFound("feedback is not configured on this deployment")
+        return feedback_stage.record_feedback(body, self.s.feedback)
+
+    def export_feedback(self) -> list[dict[str, Any]]:
+        if self.s.feedback is None:
+            return []
+        return feedback_stage.export_questions(self.s.feedback)
+
+    # --- admin (token locally, IAM on GCP) ------------------------------------------------------------------
+
+    def _admin(self, authorization: str | None) -> None:
+        admin_stage.require_admin(self.s.settings.admin_token, authorization)
+
+    def admin_prompts(self, authorization: str | None) -> dict[str, Any]:
+        self._admin(authorization)
+        return {"prompts": admin_stage.prompt_versions(), "active": admin_stage.active_prompts(self.s.reranker)}
+
+    def admin_index(self, authorization: str | None) -> dict[str, Any]:
+        self._admin(authorization)
+        return admin_stage.index_info(self.s.store, self.s.embedder)
+
+    def admin_eval(self, body: Any, authorization: str | None) -> dict[str, Any]:
+        self._admin(authorization)
+        from regrag.evaluation import evaluate
+
+        k = body.get("k", 10) if isinstance(body, dict) else 10
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 50:
+            raise InvalidInput("k must be an integer between 1 and 50")
+        return admin_stage.run_scheduled_eval(
+            body,
+            blobs=self.s.blobs,
+            evaluate=lambda questions: evaluate(self, questions, k=k),
+            context=self.context(),
+        )
+
+    def context(self) -> dict[str, Any]:
+        """What a result depends on: index version, embedding model and active prompt versions."""
+        stats = self.s.store.stats()
+        return {
+            "index_version": stats.get("index_version"),
+            "embedding_model": self.s.embedder.model_id,
+            "prompts": admin_stage.active_prompts(self.s.reranker),
+        }
+
     def health(self) -> dict[str, Any]:
         stats = self.s.store.stats()
         return {
@@ -235,8 +300,25 @@ class Regrag:
             "embedding_model": self.s.embedder.model_id,
             "documents": stats.get("documents"),
             "chunks": stats.get("chunks"),
-            "rerank": "gemini" if self.s.settings.gemini_api_key and self.s.settings.rerank else "skipped",
+            # what was wired, not what is configured: Vertex AI mode reranks without a key
+            "rerank": "skipped" if isinstance(self.s.reranker, RetrievalOrderReranker) else "gemini",
+            "index_version": stats.get("index_version"),
+            "caches": self.cache_stats(),
         }
+
+    def cache_stats(self) -> dict[str, Any]:
+        """Hit/miss counters of the query-embedding and rerank caches (and the document vector cache)."""
+        out: dict[str, Any] = {}
+        query_cache = getattr(self.s.embedder, "query_cache", None)
+        if query_cache is not None:
+            out["query_embedding"] = query_cache.stats()
+        rerank_cache = getattr(self.s.reranker, "cache", None)
+        if rerank_cache is not None and hasattr(rerank_cache, "stats"):
+            out["rerank"] = rerank_cache.stats()
+        vector_cache = getattr(getattr(self.s.embedder, "inner", None), "cache", None)
+        if vector_cache is not None and hasattr(vector_cache, "hits"):
+            out["document_vectors"] = {"hits": vector_cache.hits, "misses": vector_cache.misses}
+        return out
 
     def with_settings(self, **changes: Any) -> Regrag:
         """A copy with some settings changed (the CLI's flags); ports are shared."""

@@ -235,6 +235,31 @@ def cmd_corpora(app: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prompts(app: Any, args: argparse.Namespace) -> int:
+    from regrag.pipeline.admin import active_prompts, prompt_versions
+
+    active = set(active_prompts(app.s.reranker).values())
+    for p in prompt_versions():
+        mark = "*" if p["key"] in active else " "
+        print(f"{mark} {p['key']:<24} sha256:{p['sha256'][:16]}")
+    print("(* = used by this configuration)")
+    return 0
+
+
+def cmd_feedback(app: Any, args: argparse.Namespace) -> int:
+    rows = app.export_feedback()
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(
+            f"{len(rows)} questions written to {args.out} (grade their 'relevant' lists, then run regrag eval)",
+            file=sys.stderr,
+        )
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="regrag", description="Question answering over Chinese energy regulations.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -265,6 +290,12 @@ def build_parser() -> argparse.ArgumentParser:
     cor = sub.add_parser("corpora", help="list corpora with document and chunk counts")
     cor.add_argument("--json", action="store_true")
 
+    sub.add_parser("prompts", help="list the versioned prompts and which ones are active")
+    fb = sub.add_parser("feedback", help="user feedback")
+    fb_sub = fb.add_subparsers(dest="feedback_command", required=True)
+    fb_export = fb_sub.add_parser("export", help="write feedback as eval questions for a maintainer to grade")
+    fb_export.add_argument("--out", help="JSON lines file (default: stdout)")
+
     ev = sub.add_parser("eval", help="evaluate retrieval and answers on a question file")
     ev.add_argument("questions")
     ev.add_argument("--k", type=int, default=10)
@@ -278,7 +309,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-COMMANDS = {"ingest": cmd_ingest, "ask": cmd_ask, "serve": cmd_serve, "eval": cmd_eval, "corpora": cmd_corpora}
+COMMANDS = {
+    "ingest": cmd_ingest,
+    "ask": cmd_ask,
+    "serve": cmd_serve,
+    "eval": cmd_eval,
+    "corpora": cmd_corpora,
+    "prompts": cmd_prompts,
+    "feedback": cmd_feedback,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

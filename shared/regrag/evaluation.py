@@ -188,8 +188,10 @@ def evaluate(
             "ndcg@10": round(_mean([r["ndcg@10"] for r in subset]), 4),
             f"recall@{k}": round(_mean([r[f"recall@{k}"] for r in subset]), 4),
         }
+    context = app.context() if hasattr(app, "context") else {}
     return {
         "mode": mode,
+        "context": context,
         "by_type": by_type,
         "questions": len(questions),
         "answerable_scored": len(answerable),

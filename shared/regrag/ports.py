@@ -194,3 +194,20 @@ class Subscribable(Protocol):
     """An in-process bus lets the pipeline's handlers subscribe to topics (local mode only)."""
 
     def subscribe(self, topic: str, handler: Handler) -> None: ...
+
+
+@runtime_checkable
+class FeedbackStore(Protocol):
+    """What users said about answers, and the queries they said it about (local: SQLite; GCP: the bucket)."""
+
+    def log_query(self, query_id: str, record: dict[str, Any]) -> None:
+        """Keep what a query asked and returned, so later feedback can be turned into an eval question."""
+        ...
+
+    def get_query(self, query_id: str) -> dict[str, Any] | None: ...
+
+    def add_feedback(self, record: dict[str, Any]) -> None: ...
+
+    def list_feedback(self) -> list[dict[str, Any]]:
+        """Every feedback record joined with its query record (key `query`), oldest first."""
+        ...

@@ -14,6 +14,7 @@ from typing import Any
 
 from regrag import logs
 from regrag.config import Settings
+from regrag.pipeline.caching import QueryEmbeddingCache
 from regrag.pipeline.query import QueryOptions
 from regrag.pipeline.rerank import RetrievalOrderReranker
 from regrag.pipeline.retrieve import RetrievalConfig, Retriever
@@ -34,11 +35,13 @@ class Services:
     retriever: Retriever
     query_options: QueryOptions
     bus: Any = None  # the in-process bus in local mode
+    feedback: Any = None  # FeedbackStore: the query log and user feedback
 
     def close(self) -> None:
-        closer = getattr(self.store, "close", None)
-        if closer:
-            closer()
+        for part in (self.store, self.feedback):
+            closer = getattr(part, "close", None)
+            if closer:
+                closer()
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -69,8 +72,40 @@ def query_options_from(settings: Settings) -> QueryOptions:
     )
 
 
-def build_reranker(settings: Settings) -> Any:
-    return RetrievalOrderReranker()
+RERANK_PROMPT = "rerank_v1"  # pinned: a new prompt version is a reviewed change here, never a silent "latest"
+
+
+def build_reranker(settings: Settings, api_key: str | None = None) -> Any:
+    """Gemini scores the candidates when reranking is on and Gemini is reachable; else the retrieval order.
+
+    `api_key` is the Gemini API key resolved by the caller. Locally it defaults to GEMINI_API_KEY. In GCP mode
+    the GCP wiring passes the key read from Secret Manager once per cold start (SecretManagerStore in
+    regrag.adapters.gcp), e.g. `build_reranker(settings, api_key=secrets.get("gemini-api-key"))`. Vertex AI
+    mode (REGRAG_GEMINI_VERTEX) needs no key: the service account's credentials are used.
+    """
+    key = api_key or settings.gemini_api_key
+    if not settings.rerank or not (key or settings.gemini_vertex):
+        return RetrievalOrderReranker()
+    from regrag.adapters.gcp.gemini import GeminiGenerator
+    from regrag.pipeline.rerank import LlmReranker
+    from regrag.prompts import load_prompt
+
+    generator = GeminiGenerator(
+        settings.gemini_model,
+        api_key=None if settings.gemini_vertex else key,
+        vertexai=settings.gemini_vertex,
+        project=settings.gemini_project,
+        location=settings.gemini_location,
+        base_url=settings.gemini_base_url,
+        timeout_s=settings.rerank_timeout_s,
+    )
+    return LlmReranker(
+        generator,
+        settings.gemini_model,
+        load_prompt(RERANK_PROMPT),
+        timeout_s=settings.rerank_timeout_s,
+        cache_size=settings.rerank_cache_size,
+    )
 
 
 def build_services(settings: Settings) -> Services:
@@ -80,11 +115,12 @@ def build_services(settings: Settings) -> Services:
     from regrag.adapters.local.blobstore import DiskBlobStore
     from regrag.adapters.local.bus import InProcessBus
     from regrag.adapters.local.failures import JsonlFailureRecorder
+    from regrag.adapters.local.feedback import SqliteFeedbackStore
     from regrag.adapters.local.sqlite_index import SqliteIndex, SqliteLexicalIndex, SqliteVectorIndex
 
     logs.configure(settings.log_level)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    embedder = build_embedder(settings)
+    embedder = QueryEmbeddingCache(build_embedder(settings), settings.query_cache_size)
     db = SqliteIndex(settings.index_path, embedder.dimension, embedder.model_id)
     bus = InProcessBus()
     retriever = Retriever(
@@ -114,6 +150,7 @@ def build_services(settings: Settings) -> Services:
         retriever=retriever,
         query_options=query_options_from(settings),
         bus=bus,
+        feedback=SqliteFeedbackStore(settings.data_dir / "feedback.sqlite"),
     )
     return services
 

@@ -7,10 +7,11 @@ import time
 from dataclasses import replace
 
 import pytest
-from conftest import SAMPLE, ingest_sample, sample_manifest, upload
 
 from regrag.api import call
 from regrag.wiring import Services
+
+from conftest import SAMPLE, ingest_sample, sample_manifest, upload
 
 
 class SlowOrBrokenIndex:
@@ -35,8 +36,13 @@ def with_vectors(app, vectors):
     from regrag.app import Regrag
 
     retriever = app.s.retriever
-    new_retriever = type(retriever)(embedder=retriever.embedder, vectors=vectors, lexical=retriever.lexical,
-                                    store=retriever.store, config=retriever.config)
+    new_retriever = type(retriever)(
+        embedder=retriever.embedder,
+        vectors=vectors,
+        lexical=retriever.lexical,
+        store=retriever.store,
+        config=retriever.config,
+    )
     services: Services = replace(app.s, vectors=vectors, retriever=new_retriever)
     return Regrag(services)
 
@@ -71,7 +77,7 @@ def test_fan_out_reports_every_corpus_and_names_corpora(app):
 
 
 def test_merge_is_by_rank_not_raw_scores(app):
-    status, body = call(app.query, {"question": QUESTION, "corpora": ["national", "shanghai"], "top_k": 6})
+    _status, body = call(app.query, {"question": QUESTION, "corpora": ["national", "shanghai"], "top_k": 6})
     firsts = {}
     for c in body["candidates"]:
         firsts.setdefault(c["corpus"], c)
@@ -81,8 +87,9 @@ def test_merge_is_by_rank_not_raw_scores(app):
 
 
 def test_corpus_weights_tilt_the_merge(app):
-    body = call(app.query, {"question": QUESTION, "corpora": ["national", "shanghai"],
-                            "corpus_weights": {"shanghai": 3.0}})[1]
+    body = call(
+        app.query, {"question": QUESTION, "corpora": ["national", "shanghai"], "corpus_weights": {"shanghai": 3.0}}
+    )[1]
     assert body["candidates"][0]["corpus"] == "shanghai"
 
 
@@ -135,7 +142,9 @@ def test_duplicates_across_corpora_collapse_into_one_candidate(app):
     sidecar = {k: v for k, v in record.items() if k not in ("file", "chars", "articles")}
     sidecar.update(doc_id="client-a-sh-0001", corpus="client-a")
     upload(app, SAMPLE / record["file"], "corpora/client-a/sh-0001.md", sidecar)
-    status, body = call(app.query, {"question": "计划检修 公告方式 通知停电 提前七日", "corpora": ["shanghai", "client-a"]})
+    _status, body = call(
+        app.query, {"question": "计划检修 公告方式 通知停电 提前七日", "corpora": ["shanghai", "client-a"]}
+    )
     top = body["candidates"][0]
     assert top["article"] == "第十五条" and sorted(top["corpora"]) == ["client-a", "shanghai"]
     keys = [(c["title"], c["article"], c["metadata"]["part"]) for c in body["candidates"]]
@@ -163,6 +172,6 @@ def test_documents_and_versions_endpoints(hash_app):
     assert [v["doc_id"] for v in chain] == ["nat-law-0076", "nat-law-0077"]
     assert chain[0]["effective_to"] == chain[1]["effective_from"] == "2024-06-28"
     assert hash_app.versions("nat-law-0076")["versions"] == chain
-    status, body = call(hash_app.document, "nope")
+    status, _body = call(hash_app.document, "nope")
     assert status == 404
     json.dumps(doc, ensure_ascii=False)

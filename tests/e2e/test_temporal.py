@@ -5,11 +5,12 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from conftest import sample_manifest, sample_text
 
 from regrag.api import call
 from regrag.text.chunking import KIND_ARTICLE, split_structure
 from regrag.text.normalize import normalize
+
+from conftest import sample_manifest, sample_text
 
 pytestmark = pytest.mark.slow
 
@@ -63,6 +64,10 @@ def test_upcoming_version_is_announced(e5_app):
     # Ask on the day before the switch, as if that were today: the answer quotes the old one and flags the new.
     from regrag.pipeline.compose import version_note
 
-    status, note_text = version_note(old_meta, new_meta, (switch - dt.timedelta(days=1)).isoformat(),
-                                     today=(switch - dt.timedelta(days=1)).isoformat())[0::2]
+    status, note_text = version_note(
+        old_meta,
+        new_meta,
+        (switch - dt.timedelta(days=1)).isoformat(),
+        today=(switch - dt.timedelta(days=1)).isoformat(),
+    )[0::2]
     assert status == "upcoming" and new_meta.effective_date in note_text

@@ -33,3 +33,8 @@ def test_every_problem_is_named_in_one_error_and_secrets_are_hidden():
 def test_bounds():
     with pytest.raises(ConfigError, match="must be ≤ 100"):
         Settings.from_env({"REGRAG_TOP_K": "1000"})
+
+
+def test_secrets_never_appear_in_repr():
+    s = Settings.from_env({"GEMINI_API_KEY": "AIza-very-secret", "REGRAG_ADMIN_TOKEN": "tok-secret"})
+    assert "very-secret" not in repr(s) and "tok-secret" not in repr(s)

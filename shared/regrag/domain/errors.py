@@ -44,6 +44,18 @@ class NotFound(PermanentError):
     code = "not_found"
 
 
+class Unauthorized(PermanentError):
+    """No credentials (HTTP 401)."""
+
+    code = "unauthorized"
+
+
+class Forbidden(PermanentError):
+    """Credentials that do not allow this (HTTP 403)."""
+
+    code = "forbidden"
+
+
 class TransientError(RegragError):
     """May succeed on retry."""
 

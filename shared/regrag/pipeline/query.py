@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from regrag.domain.errors import InvalidInput
-from regrag.domain.models import DocumentMeta, Filters
+from regrag.domain.models import Chunk, DocumentMeta, Filters
 from regrag.pipeline.compose import compose_answer
 from regrag.pipeline.filters import parse_filters
 from regrag.pipeline.rerank import rerank_candidates
 from regrag.pipeline.retrieve import Retriever
 from regrag.ports import ChunkStore
+from regrag.text.legal import find_cross_references
 
 MAX_QUESTION_CHARS = 2000
 MAX_TOP_K = 100
@@ -32,6 +33,7 @@ class QueryRequest:
     corpora: tuple[str, ...] | None = None  # None: every corpus
     corpus_timeout_s: float | None = None
     corpus_weights: dict[str, float] | None = None
+    context: str | None = None  # None | "article" | "section"
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,9 @@ def parse_query_request(body: Any) -> QueryRequest:
         ):
             raise InvalidInput("corpus_weights must map corpus names to numbers between 0 and 100")
         weights = {k: float(v) for k, v in weights.items()}
+    context = body.get("context")
+    if context not in (None, "article", "section"):
+        raise InvalidInput('context must be "article" or "section"')
     return QueryRequest(
         question,
         filters,
@@ -136,6 +141,7 @@ def parse_query_request(body: Any) -> QueryRequest:
         _parse_corpora(body, filters),
         _parse_float(body, "corpus_timeout_s", 0.05, 60.0),
         weights,
+        context,
     )
 
 
@@ -186,8 +192,15 @@ def answer_question(
         document_meta=document_meta,
     )
     timings["compose"] = round((time.perf_counter() - t) * 1000, 2)
+    extra: dict[str, Any] = {}
+    if request.context:
+        t = time.perf_counter()
+        cited = [(b.citation.doc_id, b.citation.article) for b in answer.bullets]
+        extra["context"] = structure_context(store, list(dict.fromkeys(cited)), request.context == "section")
+        timings["context"] = round((time.perf_counter() - t) * 1000, 2)
     timings["total"] = round((time.perf_counter() - started) * 1000, 2)
     return {
+        **extra,
         "query_id": uuid.uuid4().hex,
         **answer.to_dict(),
         "candidates": [c.to_dict() for c in ranked],
@@ -196,6 +209,63 @@ def answer_question(
         "filters": retrieval.filters.to_dict(),
         "timings_ms": timings,
     }
+
+
+def structure_context(store: ChunkStore, cited: list[tuple[str, str]], siblings: bool) -> list[dict[str, Any]]:
+    """For each cited article: its 编/章/节 heading path, the articles it refers to ("依照本法第二十条"), and with
+    `siblings` the other articles of its 章/节, as context only: they are never quoted unless retrieved."""
+    by_doc: dict[str, list[Chunk]] = {}
+    out = []
+    for doc_id, article in cited:
+        if doc_id not in by_doc:
+            by_doc[doc_id] = store.document_chunks(doc_id)
+        units = article_units(by_doc[doc_id])
+        unit = next((u for u in units if u["article"] == article), None)
+        if unit is None:
+            continue
+        labels = {u["article"] for u in units if u["kind"] == "article"}
+        refs = [
+            {"article": r.label, "text": next(u["text"] for u in units if u["article"] == r.label)}
+            for r in dict.fromkeys(find_cross_references(unit["text"]))
+            if r.label in labels and r.label != article
+        ]
+        entry: dict[str, Any] = {
+            "doc_id": doc_id,
+            "article": article,
+            "heading_path": unit["heading_path"],
+            "references": list({r["article"]: r for r in refs}.values()),
+        }
+        if siblings:
+            entry["siblings"] = [
+                {"article": u["article"], "text": u["text"]}
+                for u in units
+                if u["heading_path"] == unit["heading_path"] and u["article"] != article and u["kind"] == unit["kind"]
+            ]
+        out.append(entry)
+    return out
+
+
+def article_units(chunks: list[Chunk]) -> list[dict[str, Any]]:
+    """The chunks of a document joined back into whole articles (parts of a long article are consecutive)."""
+    units: list[dict[str, Any]] = []
+    for c in chunks:
+        if units and units[-1]["ordinal"] == c.ordinal and c.part > 0:
+            units[-1]["text"] += "\n" + c.text
+            units[-1]["end"] = c.end
+            continue
+        units.append(
+            {
+                "article": c.article,
+                "kind": c.kind,
+                "ordinal": c.ordinal,
+                "heading_path": list(c.heading_path),
+                "text": c.text,
+                "start": c.start,
+                "end": c.end,
+                "id": c.id,
+            }
+        )
+    return units
 
 
 def store_lookups(store: ChunkStore) -> tuple[Callable[[str], str | None], Callable[[str], DocumentMeta | None]]:

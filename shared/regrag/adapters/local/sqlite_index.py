@@ -153,6 +153,11 @@ class SqliteIndex:
                 out[cid] = row[0]
         return out
 
+    def index_version(self) -> int:
+        """A counter that every write to documents or chunks increments: part of cache keys."""
+        row = self._con().execute("SELECT value FROM meta WHERE key='index_version'").fetchone()
+        return int(row[0]) if row else 0
+
     def stats(self) -> dict[str, Any]:
         con = self._con()
         docs = con.execute("SELECT count(*) FROM document").fetchone()[0]
@@ -169,6 +174,7 @@ class SqliteIndex:
             "embedding_model": self._model_id,
             "dimension": self._dimension,
             "last_ingest": last,
+            "index_version": self.index_version(),
         }
 
     # --- ChunkStore ---------------------------------------------------------------------------------------
@@ -221,6 +227,7 @@ class SqliteIndex:
                     "INSERT OR REPLACE INTO doc_part(doc_id, generation, part, parts, chunk_ids) VALUES (?,?,?,?,?)",
                     (meta.doc_id, meta.generation, part, parts, json.dumps([c.id for c in chunks])),
                 )
+                _bump_version(con)
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -282,6 +289,7 @@ class SqliteIndex:
             con.execute("BEGIN IMMEDIATE")
             try:
                 con.executemany("DELETE FROM chunk WHERE id=?", [(c,) for c in chunk_ids])
+                _bump_version(con)
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -296,6 +304,7 @@ class SqliteIndex:
                 con.execute("DELETE FROM chunk WHERE doc_id=?", (doc_id,))
                 con.execute("DELETE FROM doc_part WHERE doc_id=?", (doc_id,))
                 con.execute("DELETE FROM document WHERE doc_id=?", (doc_id,))
+                _bump_version(con)
                 # A successor whose predecessor is gone keeps its own metadata; a predecessor of a deleted
                 # successor is in force again.
                 for (pred,) in con.execute(
@@ -525,6 +534,13 @@ class SqliteIndex:
         )
         # FTS5's bm25() is negative (lower is better); report the usual positive BM25 score.
         return [Hit(cid, -float(score), rank) for rank, (cid, score) in enumerate(rows, 1)]
+
+
+def _bump_version(con: Any) -> None:
+    con.execute(
+        "INSERT INTO meta(key, value) VALUES ('index_version', '1') "
+        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+    )
 
 
 def _earliest(a: str | None, b: str | None) -> str | None:

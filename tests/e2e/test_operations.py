@@ -1,0 +1,155 @@
+"""Operating it: feedback, admin endpoints behind a token, scheduled eval with regression alerts, caches,
+structure-aware context and cross-references."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import pytest
+
+from regrag.api import call
+from regrag.wiring import build_app
+
+from conftest import ingest_sample, make_settings
+
+QUESTION = "供电企业因计划检修需要停电，应当提前几天通知用户？"
+
+
+@pytest.fixture
+def app(tmp_path):
+    app = build_app(make_settings(tmp_path, admin_token="s3cret-token"))
+    ingest_sample(app, ["nat-reg-0088", "nat-law-0069", "sh-0001"])
+    yield app
+    app.s.close()
+
+
+def test_feedback_is_stored_and_exported_as_gradable_questions(app, tmp_path):
+    _status, answer = call(app.query, {"question": QUESTION, "filters": {"doc_class": "grid"}})
+    qid = answer["query_id"]
+    cited = answer["bullets"][0]["citation"]
+    assert call(app.feedback, {"query_id": qid, "helpful": True, "citation": cited, "comment": "准确"})[0] == 200
+    assert call(app.feedback, {"query_id": qid, "helpful": False})[0] == 200
+    exported = app.export_feedback()
+    assert len(exported) == 1
+    q = exported[0]
+    assert q["question"] == QUESTION and q["filters"]["doc_class"] == ["grid"]
+    assert q["relevant"] == [{"doc_id": cited["doc_id"], "article": cited["article"], "grade": 3}]
+    assert [f["helpful"] for f in q["feedback"]] == [True, False] and q["needs_grading"]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({"helpful": True}, 400, "query_id"),
+        ({"query_id": "x" * 32, "helpful": True}, 400, "query_id"),
+        ({"query_id": "0" * 32, "helpful": "yes"}, 400, "helpful must be true or false"),
+        ({"query_id": "0" * 32, "helpful": True, "rating": 5}, 400, "unknown feedback field"),
+        ({"query_id": "0" * 32, "helpful": True, "comment": "长" * 3000}, 400, "comment"),
+        ({"query_id": "0" * 32, "helpful": True}, 404, "unknown query_id"),
+    ],
+)
+def test_bad_feedback(app, body, status, message):
+    got, response = call(app.feedback, body)
+    assert got == status and message in response["error"]["message"]
+
+
+def test_concurrent_feedback_loses_nothing(app):
+    qid = call(app.query, {"question": QUESTION})[1]["query_id"]
+    errors = []
+
+    def send(i):
+        status, _ = call(app.feedback, {"query_id": qid, "helpful": i % 2 == 0, "comment": f"#{i}"})
+        if status != 200:
+            errors.append(status)
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    comments = sorted(f["comment"] for f in app.export_feedback()[0]["feedback"])
+    assert comments == sorted(f"#{i}" for i in range(40))
+
+
+def test_admin_needs_the_token(app, tmp_path):
+    assert call(lambda _: app.admin_index(None), None)[0] == 401
+    assert call(lambda _: app.admin_index("Basic abc"), None)[0] == 401
+    assert call(lambda _: app.admin_index("Bearer wrong"), None)[0] == 403
+    status, body = call(lambda _: app.admin_index("Bearer s3cret-token"), None)
+    assert status == 200 and body["documents"] == 3 and body["index_version"] > 0
+    assert body["embedding_model"] == app.s.embedder.model_id and body["dimension"] == app.s.embedder.dimension
+    disabled = build_app(make_settings(tmp_path / "other"))
+    status, body = call(lambda _: disabled.admin_index("Bearer anything"), None)
+    assert status == 403 and "REGRAG_ADMIN_TOKEN" in body["error"]["message"]
+
+
+def test_admin_prompts_lists_versions(app):
+    status, body = call(lambda _: app.admin_prompts("Bearer s3cret-token"), None)
+    assert status == 200
+    keys = {p["key"] for p in body["prompts"]}
+    assert "rerank_v1" in keys and all(len(p["sha256"]) == 64 for p in body["prompts"])
+
+
+def test_scheduled_eval_writes_a_report_and_flags_a_regression(app, caplog):
+    questions = [
+        {
+            "id": "g1",
+            "question": QUESTION,
+            "filters": {"doc_class": "grid"},
+            "relevant": [{"doc_id": "nat-reg-0088", "article": "第二十八条", "grade": 3}],
+            "answerable": True,
+        }
+    ]
+    app.s.blobs.write("evals/grid.jsonl", "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions).encode())
+    auth = "Bearer s3cret-token"
+    status, first = call(lambda b: app.admin_eval(b, auth), {"questions": "evals/grid.jsonl"})
+    assert status == 200 and first["previous"] is None and not first["regression"]
+    report = json.loads(app.s.blobs.read(first["report"]).data)
+    assert report["context"]["index_version"] > 0 and "prompts" in report["context"]
+    assert app.s.blobs.read(first["report"][:-5] + ".md").data.startswith(b"mode: full")
+
+    # Pretend the previous run was far better: the new run is a regression and logs an ERROR line.
+    report["metrics"]["ndcg@10"] = 1.5
+    app.s.blobs.write(first["report"], json.dumps(report).encode())
+    with caplog.at_level(logging.ERROR, logger="regrag"):
+        logging.getLogger("regrag").propagate = True
+        try:
+            status, second = call(lambda b: app.admin_eval(b, auth), {"questions": "evals/grid.jsonl"})
+        finally:
+            logging.getLogger("regrag").propagate = False
+    assert status == 200 and second["regression"] and second["previous"]["report"] == first["report"]
+    assert any("eval regression" in r.getMessage() and r.levelno == logging.ERROR for r in caplog.records)
+
+    assert call(lambda b: app.admin_eval(b, auth), {"questions": "../etc/passwd.jsonl"})[0] == 400
+    assert call(lambda b: app.admin_eval(b, auth), {"questions": "evals/missing.jsonl"})[0] == 404
+
+
+def test_query_embedding_cache_counts_hits_on_a_replay(app):
+    for _ in range(2):
+        call(app.query, {"question": QUESTION})
+        call(app.query, {"question": "窃电 处罚"})
+    stats = app.health()["caches"]["query_embedding"]
+    assert stats["hits"] >= 2 and stats["misses"] >= 2
+
+
+def test_section_context_and_cross_references(app):
+    status, body = call(app.query, {"question": QUESTION, "filters": {"doc_class": "grid"}, "context": "section"})
+    assert status == 200 and body["context"]
+    item = body["context"][0]
+    assert item["heading_path"] and all(s["article"] != item["article"] for s in item["siblings"])
+    quoted = {b["chunk_id"] for b in body["bullets"]}
+    assert all(s["text"] for s in item["siblings"]) and quoted
+    status, body = call(app.query, {"question": QUESTION, "context": "article"})
+    assert "siblings" not in body["context"][0]
+    assert call(app.query, {"question": QUESTION, "context": "chapter"})[0] == 400
+
+    doc = app.document("nat-law-0069")
+    refs = [r for a in doc["anchors"] for r in a["references"]]
+    assert refs, "电力法 refers to its own articles (e.g. 依照本法第…条)"
+    by_id = {a["id"]: a for a in doc["anchors"]}
+    for r in refs:
+        assert r["article"] in doc["text"][r["start"] : r["end"]]
+        assert by_id[r["target"]]["article"] == r["article"]
