@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from typing import Any
 
 from regrag.api import call, error_body, flask_handle, flask_response
 
+# The page's own files: a flat allow-list by name pattern, so /static/ can never reach outside regrag/web.
+_STATIC_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*\.(js|css)$")
+_STATIC_TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
+# The page loads only its own script and stylesheet and never uses inline code; the API may live on another
+# origin (a separate Cloud Run service), hence the open connect-src.
+_PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src *; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+
+def _web_file(name: str) -> str | None:
+    """The text of shared/regrag/web/<name>, or None when it does not exist."""
+    path = resources.files("regrag.web").joinpath(name)
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
 
 def create_server_app(app: Any) -> Any:
-    """A Flask app routing /query, /rerank, /compose, /healthz and the page to `app` (a regrag.app.Regrag)."""
+    """A Flask app serving the API, the search page (/) and its script and stylesheet (/static/<name>).
+
+    Args:
+        app: a regrag.app.Regrag; /query, /rerank, /compose, /corpora, /documents and /healthz call it.
+    """
     from flask import Flask, Response, request
 
     web = Flask("regrag", static_folder=None)
@@ -45,8 +66,22 @@ def create_server_app(app: Any) -> Any:
 
     @web.route("/", methods=["GET"])
     def page() -> Any:
-        html = resources.files("regrag.web").joinpath("index.html").read_text(encoding="utf-8")
-        return Response(html, mimetype="text/html; charset=utf-8")
+        headers = {
+            "Content-Security-Policy": _PAGE_CSP,
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "no-cache",
+        }
+        return Response(_web_file("index.html"), content_type="text/html; charset=utf-8", headers=headers)
+
+    @web.route("/static/<name>", methods=["GET"])
+    def static(name: str) -> Any:
+        match = _STATIC_RE.match(name)
+        body = _web_file(name) if match else None
+        if match is None or body is None:
+            return flask_response(*error_body(404, "not_found", f"no static file {name!r}"))
+        # no-cache: revalidate each load so an upgraded server never runs with a stale script.
+        headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
+        return Response(body, content_type=_STATIC_TYPES[match.group(1)], headers=headers)
 
     @web.errorhandler(404)
     def not_found(_: Any) -> Any:

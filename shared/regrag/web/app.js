@@ -1,0 +1,765 @@
+// The regrag search page: plain DOM code, no framework, no build step, nothing fetched from a CDN.
+// Every string that comes from the API enters the page as a text node or an attribute value, never as HTML,
+// so a regulation's text (or a hostile API) cannot inject markup.
+'use strict';
+
+const MAX_QUESTION_CHARS = 2000; // regrag.pipeline.query.MAX_QUESTION_CHARS; the server stays the authority
+
+// Filter vocabularies: keys are the codes the API accepts (regrag.pipeline.filters), values the labels users
+// read. Strict JSON between the markers: tests/browser/test_static.py checks it against the Python lists.
+const VOCAB = /* vocab:begin */ {
+  "province": {
+    "national": "全国", "bj": "北京", "tj": "天津", "he": "河北", "sx": "山西", "nm": "内蒙古", "ln": "辽宁",
+    "jl": "吉林", "hl": "黑龙江", "sh": "上海", "js": "江苏", "zj": "浙江", "ah": "安徽", "fj": "福建",
+    "jx": "江西", "sd": "山东", "ha": "河南", "hb": "湖北", "hn": "湖南", "gd": "广东", "gx": "广西",
+    "hi": "海南", "cq": "重庆", "sc": "四川", "gz": "贵州", "yn": "云南", "xz": "西藏", "sn": "陕西",
+    "gs": "甘肃", "qh": "青海", "nx": "宁夏", "xj": "新疆"
+  },
+  "asset": {
+    "solar": "光伏", "wind": "风电", "coal": "煤炭", "hydro": "水电", "nuclear": "核电", "grid": "电网",
+    "general": "综合"
+  },
+  "doc_class": {
+    "grid": "电网与供用电", "permit": "行政许可", "technical": "技术标准", "energy": "能源综合",
+    "environment": "生态环境", "land": "土地", "safety": "安全生产", "general": "其他"
+  },
+  "regulation_level": {
+    "national_law": "法律", "administrative_regulation": "行政法规", "departmental_rule": "部门规章",
+    "local_regulation": "地方性法规", "unknown": "未标注"
+  }
+} /* vocab:end */;
+
+const CORPUS_STATUS = { ok: '正常', timeout: '超时', error: '出错' };
+const RERANK_STATUS = { ok: '已按相关性重新排序', skipped: '未重新排序（按检索得分排列）' };
+
+const state = {
+  api: '', // API base URL without a trailing slash; '' is this page's origin
+  corpora: undefined, // undefined: loading; null: list unavailable (search all); else [{corpus, documents, chunks}]
+  controller: null, // AbortController of the search in flight
+  articleToken: 0, // ignores an article that arrives after the user asked for another one
+  lastTrigger: null, // the button that opened the article panel (focus returns there on close)
+  documents: new Map(), // doc_id → Promise of GET /documents/<id>
+};
+
+const $ = (selector) => document.querySelector(selector);
+
+/** Replaces an element's content. Strings become text nodes; nested arrays flatten; null/false are skipped. */
+function fill(el, ...children) {
+  el.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
+  return el;
+}
+
+/** Creates an element with `props` (`on<event>` props become listeners) and `children` (as in fill). */
+function h(tag, props, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === 'class') el.className = value;
+    else if (key === 'dataset') Object.assign(el.dataset, value);
+    else if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, value === true ? '' : String(value));
+  }
+  return fill(el, ...children);
+}
+
+// --- API --------------------------------------------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, code, message, details) {
+    super(message);
+    this.status = status; // 0: no HTTP response at all
+    this.code = code;
+    this.details = details || {};
+  }
+}
+
+/** The API base URL: ?api= beats <meta name="regrag-api">; empty means this page's origin. */
+function resolveApiBase() {
+  const fromQuery = new URLSearchParams(window.location.search).get('api');
+  const meta = document.querySelector('meta[name="regrag-api"]');
+  const raw = (fromQuery || (meta && meta.content) || '').trim();
+  if (!raw) return '';
+  const url = new URL(raw, window.location.href);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`API 地址必须是 http(s) 网址：${raw}`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+async function api(path, { method = 'GET', body, signal } = {}) {
+  const where = state.api || window.location.origin;
+  let response;
+  try {
+    response = await fetch(state.api + path, {
+      method,
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+  } catch (err) {
+    if (err.name === 'AbortError') throw err;
+    throw new ApiError(0, 'network', `无法连接服务器 ${where}（${err.message}）。请检查网络或服务是否在运行。`);
+  }
+  const raw = await response.text();
+  let data = null;
+  try {
+    data = raw ? JSON.parse(raw) : null;
+  } catch {
+    data = null; // a proxy's HTML error page, say: reported below with the HTTP status
+  }
+  if (!response.ok) {
+    const error = (data && data.error) || {};
+    const message = error.message || `${response.status} ${response.statusText || ''}`.trim();
+    throw new ApiError(response.status, error.code || 'http_error', message, error);
+  }
+  if (data === null || typeof data !== 'object') {
+    throw new ApiError(response.status, 'bad_response', `服务器 ${where} 返回的内容不是 JSON。`);
+  }
+  return data;
+}
+
+/** A message for the error box that is not a failure of the page (an empty question, a cancelled search). */
+function notice(title, message) {
+  return Object.assign(new Error(message), { title });
+}
+
+function errorTitle(err) {
+  if (err.title) return err.title;
+  if (!(err instanceof ApiError)) return '页面出错';
+  if (err.status === 0) return '网络错误';
+  if (err.status === 400) return `请求无效（HTTP ${err.status}）`;
+  if (err.status === 404) return `未找到（HTTP ${err.status}）`;
+  if (err.status === 503) return `服务暂不可用（HTTP ${err.status}）`;
+  return `请求失败（HTTP ${err.status}）`;
+}
+
+function errorBox(err) {
+  return h('div', { class: 'error-box' },
+    h('p', { class: 'error-title' }, errorTitle(err)),
+    h('p', { class: 'error-message' }, err.message || String(err)),
+    err instanceof ApiError && err.code ? h('p', { class: 'error-code' }, `错误代码：${err.code}`) : null);
+}
+
+// --- search form --------------------------------------------------------------------------------------------
+
+function fillFilterSelects() {
+  for (const select of document.querySelectorAll('select[data-filter]')) {
+    select.append(h('option', { value: '' }, '不限'));
+    for (const [code, label] of Object.entries(VOCAB[select.dataset.filter])) {
+      select.append(h('option', { value: code }, label));
+    }
+  }
+}
+
+function readFilters() {
+  const filters = {};
+  for (const select of document.querySelectorAll('select[data-filter]')) {
+    if (select.value) filters[select.dataset.filter] = [select.value];
+  }
+  const asOf = $('#f-as-of').value;
+  if (asOf) filters.as_of = asOf;
+  if ($('#f-include-superseded').checked) filters.include_superseded = true;
+  return filters;
+}
+
+function corpusBoxes() {
+  return [...document.querySelectorAll('#corpus-list input[type="checkbox"]')];
+}
+
+function selectedCorpora() {
+  return corpusBoxes().filter((box) => box.checked).map((box) => box.value);
+}
+
+async function loadCorpora() {
+  try {
+    const data = await api('/corpora');
+    state.corpora = Array.isArray(data.corpora) ? data.corpora : [];
+    renderCorpora();
+  } catch (err) {
+    // Without the list the search still works: leaving `corpora` out of the request searches every corpus.
+    state.corpora = null;
+    $('#corpus-hint').replaceChildren(`无法加载语料库列表：${err.message}。检索将覆盖全部语料库。`);
+    $('#corpus-hint').classList.add('warn');
+  }
+  updateSearchState();
+}
+
+function renderCorpora() {
+  const list = $('#corpus-list');
+  list.replaceChildren(...state.corpora.map((row, i) => {
+    const id = `corpus-${i}`;
+    return h('li', { class: 'corpus-option' },
+      h('input', { type: 'checkbox', id, value: row.corpus, checked: true, onchange: updateSearchState }),
+      h('label', { for: id },
+        h('span', { class: 'corpus-name' }, row.corpus),
+        h('span', { class: 'corpus-counts' }, `${row.documents ?? '?'} 部文件 · ${row.chunks ?? '?'} 条`)));
+  }));
+  $('#corpus-all').disabled = state.corpora.length === 0;
+}
+
+function updateSearchState() {
+  const boxes = corpusBoxes();
+  const selected = boxes.filter((box) => box.checked).length;
+  const all = $('#corpus-all');
+  all.checked = boxes.length > 0 && selected === boxes.length;
+  all.indeterminate = selected > 0 && selected < boxes.length;
+
+  const hint = $('#corpus-hint');
+  let blocked = '';
+  if (state.corpora === undefined) blocked = '正在加载语料库列表…';
+  else if (Array.isArray(state.corpora) && state.corpora.length === 0) {
+    blocked = '索引中还没有任何文件，请先导入语料（make ingest）。';
+  } else if (Array.isArray(state.corpora) && selected === 0) blocked = '请至少选择一个语料库，才能检索。';
+  if (blocked) {
+    hint.replaceChildren(blocked);
+    hint.classList.add('warn');
+  } else if (Array.isArray(state.corpora)) {
+    hint.replaceChildren(`已选择 ${selected} / ${boxes.length} 个语料库。`);
+    hint.classList.remove('warn');
+  }
+  $('#search-button').disabled = Boolean(blocked) || state.controller !== null;
+}
+
+function updateCounter() {
+  const count = [...$('#question').value].length;
+  const counter = $('#question-count');
+  const over = count > MAX_QUESTION_CHARS;
+  counter.replaceChildren(over
+    ? `${count} / ${MAX_QUESTION_CHARS} 字：超出上限，服务器将拒绝该问题。`
+    : `${count} / ${MAX_QUESTION_CHARS} 字`);
+  counter.classList.toggle('warn', over);
+}
+
+// --- searching ----------------------------------------------------------------------------------------------
+
+function clearResults() {
+  for (const id of ['#error', '#answer', '#corpus-status', '#evidence']) {
+    $(id).replaceChildren();
+    $(id).hidden = true;
+  }
+}
+
+function showError(err) {
+  const box = $('#error');
+  box.replaceChildren(errorBox(err));
+  box.hidden = false;
+}
+
+function announce(message) {
+  $('#announce').replaceChildren(message);
+}
+
+function startProgress(corpusCount) {
+  const started = performance.now();
+  const label = corpusCount ? `正在检索 ${corpusCount} 个语料库…` : '正在检索全部语料库…';
+  const tick = () => {
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    $('#progress-elapsed').replaceChildren(`已用 ${seconds} 秒`);
+  };
+  $('#progress-text').replaceChildren(label);
+  announce(label);
+  tick();
+  const timer = window.setInterval(tick, 200);
+  $('#progress').hidden = false;
+  $('#cancel-button').hidden = false;
+  $('#results').setAttribute('aria-busy', 'true');
+  return () => {
+    window.clearInterval(timer);
+    $('#progress').hidden = true;
+    $('#cancel-button').hidden = true;
+    $('#results').removeAttribute('aria-busy');
+  };
+}
+
+async function search(event) {
+  event.preventDefault();
+  if (state.controller) return;
+  const question = $('#question').value.trim();
+  clearResults();
+  if (!question) {
+    showError(notice('请输入问题', '问题不能为空。'));
+    $('#question').focus();
+    return;
+  }
+  const body = { question, filters: readFilters() };
+  if (Array.isArray(state.corpora)) body.corpora = selectedCorpora();
+
+  state.controller = new AbortController();
+  updateSearchState();
+  const stop = startProgress(body.corpora ? body.corpora.length : 0);
+  try {
+    const data = await api('/query', { method: 'POST', body, signal: state.controller.signal });
+    renderResults(data);
+    announce(data.abstained ? '检索完成：未找到相关规定。' : `检索完成：${(data.bullets || []).length} 条引文。`);
+  } catch (err) {
+    if (err.name === 'AbortError') {
+      showError(notice('已取消', '检索已取消，未显示任何结果。'));
+      announce('检索已取消。');
+    } else {
+      showError(err);
+      announce('');
+      // A 503 names each corpus that failed: show them, the user can drop the broken one and retry.
+      if (err instanceof ApiError && Array.isArray(err.details.corpus_stats)) renderCorpusStatus(err.details.corpus_stats);
+    }
+  } finally {
+    stop();
+    state.controller = null;
+    updateSearchState();
+  }
+}
+
+// --- results ------------------------------------------------------------------------------------------------
+
+function articleLabel(article, kind, part, parts) {
+  const base = article || (kind === 'appendix' ? '附件' : '正文段落');
+  return parts > 1 ? `${base}（第 ${part + 1}/${parts} 部分）` : base;
+}
+
+function corpusBadges(corpora) {
+  return (corpora || []).map((name) => h('span', { class: 'badge corpus-badge', title: `语料库：${name}` }, name));
+}
+
+/** The citation's version status; compose marks it on `citations`, so look there first (by doc_id). */
+function versionOf(citation, citations) {
+  const listed = (citations || []).find((c) => c.doc_id === citation.doc_id && c.version_status);
+  return listed && listed.version_status !== 'in_force' ? listed : citation;
+}
+
+function versionBadge(citation, article) {
+  const status = citation.version_status;
+  const next = citation.successor;
+  if (status !== 'superseded' && status !== 'upcoming') return null;
+  const when = (next && next.effective_date) || '日期不详';
+  const text = status === 'superseded' ? `已被取代：新版本生效于 ${when}` : `新版本将于 ${when} 起施行`;
+  return h('span', { class: `badge version-badge version-${status}` },
+    text,
+    next && next.doc_id
+      ? h('button', {
+        type: 'button',
+        class: 'link-button',
+        onclick: (e) => openArticle({ doc_id: next.doc_id, article, otherVersion: true }, e.currentTarget),
+      }, '查看新版本')
+      : null);
+}
+
+function filterSummary(filters) {
+  const parts = [];
+  for (const key of Object.keys(VOCAB)) {
+    for (const code of filters[key] || []) parts.push(VOCAB[key][code] || code);
+  }
+  if (filters.as_of) parts.push(`时点 ${filters.as_of}`);
+  if (filters.date_from || filters.date_to) parts.push(`生效日期 ${filters.date_from || '…'} 至 ${filters.date_to || '…'}`);
+  if (filters.include_superseded) parts.push('含已失效版本');
+  return parts.length ? parts.join(' · ') : '无';
+}
+
+function renderResults(data) {
+  const stats = Array.isArray(data.corpus_stats) ? data.corpus_stats : [];
+  renderAnswer(data, stats);
+  renderCorpusStatus(stats);
+  renderEvidence(data.candidates || [], data.abstained);
+}
+
+function renderAnswer(data, stats) {
+  const box = $('#answer');
+  const incomplete = stats.filter((s) => s.status !== 'ok');
+  const warning = incomplete.length
+    ? h('p', { class: 'incomplete', role: 'note' },
+      `注意：${incomplete.map((s) => `${s.corpus}（${CORPUS_STATUS[s.status] || s.status}）`).join('、')} `
+        + '未返回结果，以下答案不包含这些语料库的条文。')
+    : null;
+  const meta = h('p', { class: 'answer-meta' },
+    h('span', null, `筛选：${filterSummary(data.filters || {})}`),
+    h('span', { class: data.rerank_status === 'ok' || data.rerank_status === 'skipped' ? '' : 'warn' },
+      `排序：${RERANK_STATUS[data.rerank_status] || `重新排序未完成（${data.rerank_status}），按检索得分排列`}`),
+    data.timings_ms && data.timings_ms.total !== undefined ? h('span', null, `用时 ${Math.round(data.timings_ms.total)} 毫秒`) : null,
+    data.dropped_spans ? h('span', { class: 'warn' }, `${data.dropped_spans} 段摘录未通过原文核对，已删除`) : null);
+
+  if (data.abstained) {
+    // answer_zh is the whole message; its first line is the heading (未找到相关规定（scope）).
+    const [heading, ...rest] = (data.answer_zh || data.title || '未找到相关规定').split('\n');
+    fill(box,
+      h('div', { class: 'abstain' },
+        h('h3', null, heading),
+        h('p', { class: 'answer-text' }, rest.join('\n')),
+        h('p', { class: 'abstain-note' }, '本次没有引用任何条文。')),
+      warning,
+      meta);
+    box.hidden = false;
+    return;
+  }
+
+  const bullets = (data.bullets || []).map((bullet) => {
+    const cite = bullet.citation || {};
+    const version = versionOf(cite, data.citations);
+    return h('li', { class: 'bullet', dataset: { chunkId: bullet.chunk_id || '' } },
+      h('blockquote', { class: 'quote' }, bullet.span),
+      h('div', { class: 'cite-row' },
+        h('button', {
+          type: 'button',
+          class: 'cite',
+          title: '在原文中查看该条',
+          'aria-label': `查看原文：${cite.marker || ''} ${cite.article || ''}`,
+          onclick: (e) => openArticle(
+            { doc_id: cite.doc_id, article: cite.article, chunk_id: bullet.chunk_id, span: bullet.span },
+            e.currentTarget),
+        }, cite.marker || `《${cite.title}》`),
+        h('span', { class: 'badge article-badge' }, cite.article || '正文'),
+        corpusBadges(cite.corpora),
+        versionBadge(version, cite.article),
+        h('button', {
+          type: 'button',
+          class: 'link-button copy',
+          onclick: (e) => copyText(`${bullet.span}${cite.marker || ''}`, e.currentTarget),
+        }, '复制引文')));
+  });
+  const notes = data.notes && data.notes.length
+    ? h('div', { class: 'notes', role: 'note' },
+      h('h4', null, '版本提示'),
+      h('ul', null, data.notes.map((note) => h('li', null, note))))
+    : null;
+  fill(box,
+    h('h3', { class: 'answer-title' }, data.title || '检索结果'),
+    warning,
+    h('p', { class: 'answer-lead' }, '相关规定（逐字摘录原文）：'),
+    h('ol', { class: 'bullets' }, bullets),
+    notes,
+    meta);
+  box.hidden = false;
+}
+
+async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.replaceChildren('已复制');
+  } catch {
+    button.replaceChildren('复制失败');
+  }
+  window.setTimeout(() => button.replaceChildren('复制引文'), 2000);
+}
+
+function renderCorpusStatus(stats) {
+  const box = $('#corpus-status');
+  if (!stats.length) return;
+  const cards = stats.map((s) => h('li', { class: `card status-${s.status}`, dataset: { corpus: s.corpus, status: s.status } },
+    h('p', { class: 'card-head' },
+      h('span', { class: 'corpus-name' }, s.corpus),
+      h('span', { class: 'status-label' }, CORPUS_STATUS[s.status] || s.status),
+      h('span', { class: 'status-code' }, s.status)),
+    h('dl', null,
+      h('dt', null, '命中'), h('dd', { class: 'hits' }, `${s.hits ?? 0} 条`),
+      h('dt', null, '用时'), h('dd', { class: 'latency' }, `${Math.round(s.latency_ms ?? 0)} 毫秒`)),
+    s.status === 'timeout' ? h('p', { class: 'card-note' }, '未在时限内返回，结果不含该语料库的条文。') : null,
+    s.error ? h('p', { class: 'card-error' }, s.error) : null));
+  box.replaceChildren(h('h3', null, '各语料库状态'), h('ul', { class: 'cards' }, cards));
+  box.hidden = false;
+}
+
+function renderEvidence(candidates, abstained) {
+  const box = $('#evidence');
+  if (!candidates.length) {
+    box.replaceChildren(h('h3', null, '检索到的条文'), h('p', { class: 'empty' }, '没有检索到符合条件的条文。'));
+    box.hidden = false;
+    return;
+  }
+  const items = candidates.map((c) => {
+    const m = c.metadata || {};
+    const ranks = [
+      m.dense_rank ? `语义 #${m.dense_rank}` : null,
+      m.lexical_rank ? `关键词 #${m.lexical_rank}` : null,
+      m.rerank_score !== null && m.rerank_score !== undefined ? `重排 ${m.rerank_score}` : null,
+    ].filter(Boolean);
+    return h('li', { class: 'evidence-item', dataset: { chunkId: c.id, docId: c.doc_id } },
+      h('div', { class: 'ev-head' },
+        h('span', { class: 'ev-title' }, `《${c.title}》`),
+        h('span', { class: 'badge article-badge' }, articleLabel(c.article, m.kind, m.part || 0, m.parts || 1)),
+        corpusBadges(c.corpora && c.corpora.length ? c.corpora : [c.corpus]),
+        m.superseded_by ? h('span', { class: 'badge version-badge version-superseded' }, '已有新版本') : null),
+      m.heading_path && m.heading_path.length ? h('p', { class: 'ev-path' }, m.heading_path.join(' › ')) : null,
+      // Blank lines between paragraphs are collapsed for reading; the words stay verbatim.
+      h('p', { class: 'ev-text' }, (c.text || '').replace(/\n\s*\n/g, '\n')),
+      h('p', { class: 'ev-meta' },
+        h('span', null, `生效：${m.effective_date || '日期不详'}${m.effective_to ? `，失效：${m.effective_to}` : ''}`),
+        h('span', null, `得分 ${Number(c.score).toFixed(4)}${ranks.length ? `（${ranks.join('，')}）` : ''}`),
+        h('button', {
+          type: 'button',
+          class: 'link-button',
+          onclick: (e) => openArticle({ doc_id: c.doc_id, article: c.article, chunk_id: c.id }, e.currentTarget),
+        }, '在原文中查看')));
+  });
+  const heading = `检索到的条文（${candidates.length}）`;
+  const list = h('ol', { class: 'evidence-list' }, items);
+  // After an abstention the evidence is below the relevance floor: kept for inspection, folded away.
+  box.replaceChildren(abstained
+    ? h('details', null, h('summary', null, `${heading}：相关性不足，未引用`), list)
+    : h('div', null, h('h3', null, heading), list));
+  box.hidden = false;
+}
+
+// --- the article in its document ----------------------------------------------------------------------------
+
+const HEADING_RE = /^(#{1,6})\s+(.*)$/;
+const COMMENT_RE = /^<!--.*-->$/;
+// "本法第二十条" / "本条例第三十五条、第三十六条": references to this same document's articles.
+const SELF_RE = /本(?:法|条例|规定|办法|细则|决定|准则)(?=第)/g;
+const ARTICLE_REF_RE = /第[零〇一二三四五六七八九十百千]+条(?:之[一二三四五六七八九十]+)?/y;
+const SUBDIVISION_RE = /(?:第[零〇一二三四五六七八九十]+款)?(?:第[零〇一二三四五六七八九十]+项)?/y;
+const SEPARATOR_RE = /[、和及或与至到]/y;
+
+/** Cross-references in one line: [{start, end, target}] where target is the referenced anchor's id. */
+function findCrossReferences(line, anchorByArticle) {
+  const refs = [];
+  for (const self of line.matchAll(SELF_RE)) {
+    let i = self.index + self[0].length;
+    for (;;) {
+      ARTICLE_REF_RE.lastIndex = i;
+      const ref = ARTICLE_REF_RE.exec(line);
+      if (!ref) break;
+      const target = anchorByArticle.get(ref[0]);
+      if (target) refs.push({ start: i, end: i + ref[0].length, target });
+      i += ref[0].length;
+      SUBDIVISION_RE.lastIndex = i;
+      i += SUBDIVISION_RE.exec(line)[0].length;
+      SEPARATOR_RE.lastIndex = i;
+      const sep = SEPARATOR_RE.exec(line);
+      if (!sep) break;
+      i += sep[0].length;
+    }
+  }
+  return refs;
+}
+
+/** One line of an article as nodes: the quoted span in <mark>, cross-references as links. */
+function decorateLine(line, lineStart, marks, anchorByArticle) {
+  const local = marks
+    .map(([s, e]) => [Math.max(s - lineStart, 0), Math.min(e - lineStart, line.length)])
+    .filter(([s, e]) => s < e);
+  const refs = findCrossReferences(line, anchorByArticle);
+  const cuts = new Set([0, line.length]);
+  for (const [s, e] of local) cuts.add(s).add(e);
+  for (const r of refs) cuts.add(r.start).add(r.end);
+  const points = [...cuts].sort((a, b) => a - b);
+  const nodes = [];
+  for (let k = 0; k + 1 < points.length; k += 1) {
+    const [a, b] = [points[k], points[k + 1]];
+    let node = document.createTextNode(line.slice(a, b));
+    const ref = refs.find((r) => r.start <= a && b <= r.end);
+    if (ref) {
+      node = h('a', {
+        class: 'xref',
+        href: `#art-${ref.target}`,
+        title: '跳转到本文件中的该条',
+        onclick: (e) => { e.preventDefault(); jumpTo(ref.target); },
+      }, node);
+    }
+    if (local.some(([s, e]) => s <= a && b <= e)) node = h('mark', null, node);
+    nodes.push(node);
+  }
+  return nodes;
+}
+
+/** Scrolls the article panel (not the page: the answer stays where the reader left it) to `el`. */
+function showInPanel(el) {
+  const panel = $('#article-panel');
+  const header = panel.querySelector('.panel-top').offsetHeight + 8; // sticky: keep `el` out from under it
+  if (panel.scrollHeight > panel.clientHeight) {
+    const top = el.getBoundingClientRect().top - panel.getBoundingClientRect().top + panel.scrollTop;
+    panel.scrollTo({ top: top - header });
+  } else {
+    // Narrow screens: the panel is part of the page, which scrolls instead.
+    window.scrollTo({ top: el.getBoundingClientRect().top + window.scrollY - header });
+  }
+  el.focus({ preventScroll: true });
+}
+
+function jumpTo(anchorId) {
+  const target = document.getElementById(`art-${anchorId}`);
+  if (!target) return;
+  for (const el of document.querySelectorAll('.doc-article.flash')) el.classList.remove('flash');
+  target.classList.add('flash');
+  showInPanel(target);
+}
+
+/** Text between articles (title, dates, chapter headings) as headings and paragraphs. */
+function contextNodes(text) {
+  const nodes = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line || COMMENT_RE.test(line)) continue;
+    const heading = HEADING_RE.exec(line);
+    if (heading) nodes.push(h(`h${Math.min(heading[1].length + 2, 6)}`, { class: 'doc-heading' }, heading[2]));
+    else nodes.push(h('p', { class: 'doc-context' }, line));
+  }
+  return nodes;
+}
+
+function articleSection(anchor, text, start, cited, flag, marks, anchorByArticle) {
+  const section = h('section', {
+    class: `doc-article${cited ? ' cited' : ''}`,
+    id: `art-${anchor.id}`,
+    tabindex: '-1',
+    dataset: { article: anchor.article || '', chunkId: anchor.id },
+    'aria-label': articleLabel(anchor.article, anchor.kind, anchor.part, anchor.parts),
+  });
+  if (cited) section.append(h('p', { class: 'cited-flag' }, flag));
+  let offset = start;
+  for (const line of text.split('\n')) {
+    if (line.trim()) section.append(h('p', null, decorateLine(line, offset, marks, anchorByArticle)));
+    offset += line.length + 1;
+  }
+  return section;
+}
+
+function describeMeta(meta, docId) {
+  const rows = [
+    ['生效日期', meta.effective_date || '日期不详'],
+    meta.effective_to ? ['失效日期', meta.effective_to] : null,
+    ['地区', VOCAB.province[meta.province] || meta.province],
+    ['效力级别', VOCAB.regulation_level[meta.regulation_level] || meta.regulation_level],
+    ['文件类别', VOCAB.doc_class[meta.doc_class] || meta.doc_class],
+    ['语料库', meta.corpus],
+    ['文件编号', docId],
+  ].filter(Boolean);
+  const url = meta.source_url && /^https?:\/\//i.test(meta.source_url) ? meta.source_url : null;
+  if (url) rows.push(['来源', h('a', { href: url, target: '_blank', rel: 'noopener noreferrer' }, url)]);
+  return h('dl', { class: 'doc-meta' }, rows.map(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
+}
+
+function versionList(versions, docId, article) {
+  if (!versions || versions.length < 2) return null;
+  return h('div', { class: 'versions' },
+    h('h3', null, '版本沿革'),
+    h('ol', null, versions.map((v) => h('li', { class: v.doc_id === docId ? 'current' : '' },
+      `《${v.title}》 ${v.effective_from || '日期不详'} 起${v.effective_to ? `，${v.effective_to} 止` : '，现行'}`,
+      v.doc_id === docId
+        ? h('span', { class: 'badge' }, '当前查看')
+        : h('button', {
+          type: 'button',
+          class: 'link-button',
+          onclick: (e) => openArticle({ doc_id: v.doc_id, article, otherVersion: true }, e.currentTarget),
+        }, '查看此版本')))));
+}
+
+function renderArticle(doc, versions, want) {
+  const meta = doc.metadata || {};
+  const text = doc.text || '';
+  const anchors = [...(doc.anchors || [])].sort((a, b) => a.start - b.start);
+  const anchorByArticle = new Map();
+  for (const a of anchors) if (a.article && !anchorByArticle.has(a.article)) anchorByArticle.set(a.article, a.id);
+  const isCited = (a) => (want.article ? a.article === want.article : a.id === want.chunk_id);
+  const citedAnchors = anchors.filter(isCited);
+  // The quoted span, located inside the cited chunk (it is a verbatim slice of the stored text).
+  const marks = [];
+  const home = anchors.find((a) => a.id === want.chunk_id) || citedAnchors[0];
+  if (want.span && home) {
+    const at = text.indexOf(want.span, home.start);
+    if (at >= 0 && at < home.end) marks.push([at, at + want.span.length]);
+  }
+
+  // In another version the same article number may hold different text: say so instead of "cited".
+  const flag = want.otherVersion ? '同一条号（不同版本的条文内容可能不同）' : '引用条款';
+  const body = h('div', { class: 'doc-text' });
+  let pos = 0;
+  for (const a of anchors) {
+    const start = Math.max(a.start, pos);
+    if (a.end <= start) continue;
+    if (start > pos) body.append(...contextNodes(text.slice(pos, start)));
+    body.append(articleSection(a, text.slice(start, a.end), start, isCited(a), flag, marks, anchorByArticle));
+    pos = a.end;
+  }
+  if (pos < text.length) body.append(...contextNodes(text.slice(pos)));
+
+  const first = citedAnchors[0];
+  const path = first
+    ? h('nav', { class: 'breadcrumb', 'aria-label': '条文位置' },
+      h('ol', null,
+        [`《${meta.title}》`, ...(first.heading_path || []), articleLabel(first.article, first.kind, first.part, first.parts)]
+          .map((step) => h('li', null, step))),
+      h('button', { type: 'button', class: 'link-button', onclick: () => jumpTo(first.id) }, `定位到${first.article || '该条'}`))
+    : h('p', { class: 'warn' }, want.article ? `本文件中未找到“${want.article}”，以下为全文。` : '以下为全文。');
+
+  $('#article-title').replaceChildren(`《${meta.title || doc.doc_id}》`);
+  fill($('#article-path'), path);
+  fill($('#article-body'), describeMeta(meta, doc.doc_id), versionList(versions, doc.doc_id, want.article), body);
+  $('#article-body').removeAttribute('aria-busy');
+  if (first) showInPanel(document.getElementById(`art-${first.id}`));
+  else $('#article-panel').scrollTo({ top: 0 });
+}
+
+function loadDocument(docId) {
+  if (!state.documents.has(docId)) {
+    const promise = api(`/documents/${encodeURIComponent(docId)}`);
+    promise.catch(() => state.documents.delete(docId)); // do not cache failures
+    state.documents.set(docId, promise);
+  }
+  return state.documents.get(docId);
+}
+
+async function openArticle(want, trigger) {
+  const token = ++state.articleToken;
+  state.lastTrigger = trigger || null;
+  $('#article-panel').hidden = false;
+  document.querySelector('.layout').classList.add('with-article');
+  $('#article-title').replaceChildren('条文原文');
+  $('#article-path').replaceChildren();
+  $('#article-body').replaceChildren(h('p', { class: 'loading' }, '正在加载原文…'));
+  $('#article-body').setAttribute('aria-busy', 'true');
+  try {
+    const versions = api(`/documents/${encodeURIComponent(want.doc_id)}/versions`)
+      .then((v) => v.versions)
+      .catch(() => null); // the history is a nicety: the article shows without it
+    const [doc, chain] = await Promise.all([loadDocument(want.doc_id), versions]);
+    if (token !== state.articleToken) return;
+    renderArticle(doc, chain, want);
+  } catch (err) {
+    if (token !== state.articleToken) return;
+    $('#article-body').replaceChildren(errorBox(err));
+    $('#article-body').removeAttribute('aria-busy');
+  }
+}
+
+function closeArticle() {
+  state.articleToken += 1;
+  $('#article-panel').hidden = true;
+  document.querySelector('.layout').classList.remove('with-article');
+  if (state.lastTrigger && state.lastTrigger.isConnected) state.lastTrigger.focus();
+}
+
+// --- start ----------------------------------------------------------------------------------------------------
+
+function init() {
+  try {
+    state.api = resolveApiBase();
+  } catch (err) {
+    showError(err);
+    state.corpora = null;
+    updateSearchState();
+    $('#search-button').disabled = true;
+    return;
+  }
+  if (state.api && new URL(state.api).origin !== window.location.origin) {
+    const note = $('#api-origin');
+    note.replaceChildren(`数据来源：${state.api}`);
+    note.hidden = false;
+  }
+  fillFilterSelects();
+  $('#search-form').addEventListener('submit', search);
+  $('#cancel-button').addEventListener('click', () => state.controller && state.controller.abort());
+  $('#question').addEventListener('input', updateCounter);
+  $('#question').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) $('#search-form').requestSubmit();
+  });
+  $('#corpus-all').addEventListener('change', (e) => {
+    for (const box of corpusBoxes()) box.checked = e.currentTarget.checked;
+    updateSearchState();
+  });
+  $('#article-close').addEventListener('click', closeArticle);
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && !$('#article-panel').hidden) closeArticle();
+  });
+  updateCounter();
+  updateSearchState();
+  loadCorpora();
+}
+
+init();

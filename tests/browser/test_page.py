@@ -1,0 +1,267 @@
+"""The search page in headless Chromium against the local server over a few sample documents.
+
+One corpus answers slowly (so the page shows a timeout) and one is broken (an error card, and a 503 when it
+is the only one searched). drive.mjs (playwright-core) runs the whole scenario once per module and prints
+what it saw as JSON; each test here asserts one part of it. Screenshots go to tests/browser/artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from regrag.app import Regrag
+from regrag.server import create_server_app
+from regrag.wiring import build_app
+
+from conftest import ingest_sample, make_settings
+
+pytestmark = pytest.mark.browser
+
+HERE = Path(__file__).resolve().parent
+ARTIFACTS = HERE / "artifacts"
+CHROMIUM = Path(os.environ.get("REGRAG_CHROMIUM", "/usr/bin/chromium"))
+DOCS = ["nat-reg-0088", "nat-law-0069", "sh-0001", "ha-0001", "nat-law-0076", "nat-law-0077"]
+SLOW, BROKEN = "henan", "shanghai"
+CJK_FONTS = ("CJK", "WenQuanYi", "YaHei", "PingFang", "Hiragino", "Source Han", "Hei", "Song")
+
+
+class SlowOrBrokenIndex:
+    """Wraps a VectorIndex: searches of some corpora sleep or fail (see tests/e2e/test_corpora.py)."""
+
+    def __init__(self, inner: Any, slow: set[str], broken: set[str], delay_s: float) -> None:
+        self.inner, self.slow, self.broken, self.delay_s = inner, slow, broken, delay_s
+
+    def search(self, vector: Any, filters: Any, k: int) -> Any:
+        corpus = set(filters.corpus)
+        if corpus & self.broken:
+            raise RuntimeError("index shard unavailable")
+        if corpus & self.slow:
+            time.sleep(self.delay_s)
+        return self.inner.search(vector, filters, k)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def with_vectors(app: Regrag, vectors: Any) -> Regrag:
+    old = app.s.retriever
+    retriever = type(old)(
+        embedder=old.embedder, vectors=vectors, lexical=old.lexical, store=old.store, config=old.config
+    )
+    return Regrag(replace(app.s, vectors=vectors, retriever=retriever))
+
+
+def missing_prerequisite() -> str | None:
+    if shutil.which("node") is None:
+        return "node is not installed"
+    if not (HERE / "node_modules" / "playwright-core").is_dir():
+        return "tests/browser/node_modules/playwright-core is missing"
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} is missing"
+    return None
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Regrag]:
+    # A short per-corpus timeout keeps the slow corpus's wait (and so the whole scenario) brief.
+    base = build_app(make_settings(tmp_path_factory.mktemp("page"), corpus_timeout_s=0.5))
+    ingest_sample(base, DOCS)
+    yield with_vectors(base, SlowOrBrokenIndex(base.s.vectors, {SLOW}, {BROKEN}, delay_s=1.0))
+    base.s.close()
+
+
+@pytest.fixture(scope="module")
+def run(app: Regrag) -> Iterator[dict[str, Any]]:
+    """Serves `app` on a free port and runs drive.mjs once; its JSON observations."""
+    reason = missing_prerequisite()
+    if reason:
+        pytest.skip(f"BROWSER TESTS SKIPPED: {reason}; run `bash tests/browser/install.sh` (as root)")
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, create_server_app(app), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/"
+        done = subprocess.run(
+            ["node", str(HERE / "drive.mjs"), url, str(ARTIFACTS)],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+        server.server_close()
+    assert done.returncode == 0, f"drive.mjs failed ({done.returncode}):\n{done.stderr[-4000:]}"
+    yield json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def step(run: dict[str, Any], name: str) -> dict[str, Any]:
+    """One scenario step's observations; fails with the driver's error (a screenshot is in ARTIFACTS)."""
+    assert name not in run["errors"], f"step {name!r} failed in the browser:\n{run['errors'][name]}"
+    return run["steps"][name]
+
+
+def test_page_loads_clean_with_corpora_and_chinese_filter_labels(run: dict[str, Any]) -> None:
+    from regrag.pipeline.filters import ASSETS, DOC_CLASSES, LEVELS, PROVINCE_CODES
+    from regrag.text.metadata import PROVINCE_NAMES
+
+    load = step(run, "load")
+    assert load["lang"] == "zh-CN" and load["charset"] == "UTF-8" and "法规" in load["title"]
+    assert sorted(load["corpora"]) == [["henan", True], ["national", True], ["shanghai", True]]
+    assert load["search_disabled"] is False and "3 / 3" in load["hint"]
+    options = {key: dict(pairs) for key, pairs in load["options"].items()}
+    assert options["province"].pop("") == "不限"
+    assert options["province"] == {code: PROVINCE_NAMES[code] for code in PROVINCE_CODES}
+    assert set(options["asset"]) == {"", *ASSETS} and set(options["doc_class"]) == {"", *DOC_CLASSES}
+    assert set(options["regulation_level"]) == {"", *LEVELS}
+    labels = dict(load["labels"])
+    assert labels["question"] == "问题" and labels["f-province"] == "省份" and labels["corpus-all"] == "全选"
+    assert not run["page_errors"], run["page_errors"]
+
+
+def test_no_corpus_selected_disables_search(run: dict[str, Any]) -> None:
+    s = step(run, "select_corpora")
+    assert s["none"] == {"disabled": True, "hint": "请至少选择一个语料库，才能检索。", "checked": 0}
+    assert s["one"]["disabled"] is False and s["one"]["indeterminate"] is True and "1 / 3" in s["one"]["hint"]
+    assert s["all"] == {"disabled": False, "checked": 3}
+
+
+def test_search_with_filters_shows_cited_quotes_and_evidence(run: dict[str, Any]) -> None:
+    s = step(run, "search")
+    assert s["progress_visible"] and "正在检索 3 个语料库… 已用" in s["progress_text"]
+    assert s["request"] == {
+        "question": "供电企业因计划检修需要停电，应当提前几天通知用户？",
+        "filters": {"province": ["national"], "doc_class": ["grid"], "as_of": "2020-01-01"},
+        "corpora": ["henan", "national", "shanghai"],
+    }
+    assert s["error_hidden"] and s["answer_title"] == "供电企业要点（全国）"
+    assert s["bullets"], "no quoted bullets"
+    assert s["announced"] == f"检索完成：{len(s['bullets'])} 条引文。"
+    first = s["bullets"][0]
+    assert first["marker"] == "〔《电力供应与使用条例》，生效：2019-03-02〕"
+    assert first["article"] == "第二十八条" and first["corpora"] == ["national"]
+    assert "提前7天通知用户" in " ".join(b["span"] for b in s["bullets"])
+    assert "筛选：全国 · 电网与供用电 · 时点 2020-01-01" in s["meta"] and "未重新排序" in s["meta"]
+    assert s["evidence"] and all(e["corpora"] == ["national"] for e in s["evidence"])
+    top = s["evidence"][0]
+    assert top["title"] == "《电力供应与使用条例》" and top["article"] == "第二十八条"
+    assert top["path"] == "第四章 电力供应"
+    for junk in ("null", "undefined", "[object", "NaN"):
+        assert junk not in s["results_text"], f"{junk!r} rendered in the results"
+
+
+def test_slow_and_broken_corpora_show_as_timeout_and_error_cards(run: dict[str, Any]) -> None:
+    s = step(run, "search")
+    cards = {c["corpus"]: c for c in s["cards"]}
+    assert cards[SLOW]["status"] == "timeout" and cards[SLOW]["label"] == "超时" and "timeout" in cards[SLOW]["text"]
+    assert cards[SLOW]["hits"] == "0 条" and "未在时限内返回" in cards[SLOW]["text"]
+    assert cards[BROKEN]["status"] == "error" and "index shard unavailable" in cards[BROKEN]["text"]
+    assert cards["national"]["status"] == "ok" and cards["national"]["label"] == "正常"
+    assert cards["national"]["hits"] != "0 条" and cards["national"]["latency"].endswith("毫秒")
+    assert "henan（超时）" in s["incomplete"][0] and "shanghai（出错）" in s["incomplete"][0]
+
+
+def test_chinese_renders_with_a_cjk_font(run: dict[str, Any]) -> None:
+    for key in ("chinese", "quote_chinese"):
+        c = step(run, "search")[key]
+        assert c["lang"] == "zh-CN" and "Noto Sans CJK SC" in c["font_family"]
+        assert c["width"] > 0 and c["height"] > 0
+        used = [f for f in c["platform_fonts"] if f["glyphCount"]]
+        no_cjk = f"Chinese drawn without a CJK font ({used}): install one (bash tests/browser/install.sh)"
+        assert used and all(any(name in f["familyName"] for name in CJK_FONTS) for f in used), no_cjk
+        glyphs = c["glyphs"]
+        tofu = glyphs.pop("\ue000")
+        assert all(g["ink"] > 0 for g in glyphs.values())
+        hashes = {g["hash"] for g in glyphs.values()}
+        assert len(hashes) == len(glyphs) and tofu["hash"] not in hashes, "Chinese glyphs look alike: tofu?"
+
+
+def test_citation_opens_the_article_in_its_document(run: dict[str, Any], app: Regrag) -> None:
+    a = step(run, "article")
+    doc = app.document("nat-reg-0088")
+    cited = [x for x in doc["anchors"] if x["article"] == "第二十八条"]
+    assert a["panel_title"] == "《电力供应与使用条例》"
+    assert a["breadcrumb"] == ["《电力供应与使用条例》", *cited[0]["heading_path"], "第二十八条"]
+    assert [c["article"] for c in a["cited"]] == ["第二十八条"] and a["cited"][0]["flag"] == "引用条款"
+    stored = doc["text"][cited[0]["start"] : cited[0]["end"]]
+    assert a["cited"][0]["text"].split() == stored.split()
+    bullets = step(run, "search")["bullets"]
+    assert a["marked"] == bullets[0]["span"]
+    # The whole document is shown, in context: every article, the chapter headings, the metadata.
+    assert a["articles_in_document"] == len(doc["anchors"]) and "第四章 电力供应" in a["headings"]
+    assert "2019-03-02" in a["meta"] and a["cited_in_view"] and a["citation_moved_px"] < 50
+    assert a["closed"] and a["focus_back"]
+    assert not any(junk in a["panel_text"] for junk in ("null", "undefined", "[object", "NaN"))
+
+
+def test_cross_references_link_to_articles_of_the_same_document(run: dict[str, Any]) -> None:
+    a = step(run, "article")
+    refs = {(x["in_article"], x["text"]): x["target_article"] for x in a["xrefs"]}
+    assert refs[("第三十九条", "第二十七条")] == "第二十七条"
+    assert all(text == target for (_, text), target in refs.items())
+    assert a["after_xref"]["flashed"] == [a["xrefs"][0]["target_article"]]
+    assert a["after_xref"]["focused"] == a["xrefs"][0]["target_article"]
+
+
+def test_version_notes_and_superseded_citations(run: dict[str, Any]) -> None:
+    v = step(run, "versions")
+    assert any("已被新版本《中华人民共和国突发事件应对法》（生效：2024-06-28）取代" in n for n in v["notes"])
+    assert any("已被取代：新版本生效于 2024-06-28" in b for b in v["version_badges"])
+    assert len(v["versions"]) == 2 and "当前查看" in v["versions"][0] and "2024-06-28" in v["versions"][1]
+    assert v["cited"] and all(c for c in v["cited"])
+
+
+def test_abstention_shows_the_message_and_no_quotes(run: dict[str, Any]) -> None:
+    s = step(run, "abstain")
+    assert (
+        s["abstain_visible"] and "未找到相关规定" in s["abstain_text"] and "本次没有引用任何条文" in s["abstain_text"]
+    )
+    assert s["bullets"] == 0
+
+
+def test_errors_are_shown_with_the_servers_message(run: dict[str, Any]) -> None:
+    e = step(run, "errors")
+    assert "请输入问题" in e["empty"]
+    assert "请求无效（HTTP 400）" in e["too_long"]["error"]
+    assert "question is longer than 2000 characters" in e["too_long"]["error"]
+    assert "超出上限" in e["too_long"]["counter"] and e["too_long"]["answer_hidden"]
+    assert e["cancelled"] == {
+        "error": "已取消检索已取消，未显示任何结果。",
+        "progress_hidden": True,
+        "search_enabled": True,
+        "announced": "检索已取消。",
+    }
+    assert "网络错误" in e["network"] and "无法连接服务器" in e["network"]
+    assert "HTTP 503" in e["all_failed"]["error"]
+    assert [(c["corpus"], c["status"]) for c in e["all_failed"]["cards"]] == [(BROKEN, "error")]
+
+
+def test_page_can_use_an_api_on_another_origin(run: dict[str, Any]) -> None:
+    c = step(run, "cross_origin")
+    assert c["note_visible"] and c["note"] == f"数据来源：{c['api']}"
+    assert c["corpora"] == 3 and c["query_url"] == f"{c['api']}/query"
+    assert c["error_hidden"] and "〔《电力供应与使用条例》，生效：2019-03-02〕" in c["markers"]
+
+
+def test_screenshots_are_saved(run: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    assert not run["errors"], list(run["errors"])
+    shots = [Path(p) for p in run["screenshots"]]
+    assert {p.name for p in shots} >= {"results.png", "article.png", "corpus-status.png", "error-503.png"}
+    assert all(p.stat().st_size > 10_000 for p in shots)
+    with capsys.disabled():
+        print("\nbrowser screenshots:\n  " + "\n  ".join(str(p) for p in shots))
