@@ -42,9 +42,12 @@ def test_as_of_before_and_after_the_newer_version(e5_app, old, new):
     assert old in doc_ids and new not in doc_ids
     assert body["candidates"][0]["doc_id"] == old
     cited = [c for c in body["citations"] if c["doc_id"] == old]
-    if cited:  # quoted: the answer says a newer version replaced it
+    if cited:  # quoted: the answer says a newer version replaced it, on the citation and on each bullet
         assert cited[0]["version_status"] == "superseded" and cited[0]["successor"]["doc_id"] == new
         assert any("取代" in n for n in body["notes"])
+        for bullet in body["bullets"]:
+            if bullet["citation"]["doc_id"] == old:
+                assert bullet["citation"]["version_status"] == "superseded"
 
     status, body = call(e5_app.query, {"question": question, "filters": {"as_of": switch.isoformat()}})
     doc_ids = {c["doc_id"] for c in body["candidates"]}

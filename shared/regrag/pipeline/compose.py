@@ -239,6 +239,19 @@ def compose_answer(
                 notes.append(note)
     if notes:
         answer_zh += "\n- 版本提示：\n" + "\n".join(f" • {n}" for n in notes)
+        # bullets carry the same version status as the deduplicated citations
+        status_by_doc = {c.doc_id: c for c in citations.values()}
+        bullets = [
+            replace(
+                b,
+                citation=replace(
+                    b.citation,
+                    version_status=status_by_doc[b.citation.doc_id].version_status,
+                    successor=status_by_doc[b.citation.doc_id].successor,
+                ),
+            )
+            for b in bullets
+        ]
     answer = Answer(
         answer_zh,
         heading,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from regrag.domain.models import Chunk
-from regrag.text.segment import tokenize
+from regrag.text.segment import index_terms
 
 
 def chunk_tokens(chunk: Chunk) -> tuple[list[str], list[str]]:
-    """(body tokens, title tokens): the chunk text, and its document title plus heading path."""
-    return tokenize(chunk.search_text), tokenize(" ".join((chunk.meta.title, *chunk.heading_path)))
+    """(body terms, title terms): the chunk text, and its document title plus heading path (words + characters)."""
+    return index_terms(chunk.search_text), index_terms(" ".join((chunk.meta.title, *chunk.heading_path)))
 
 
 def query_tokens(question: str) -> list[str]:
-    return tokenize(question)
+    return index_terms(question)

@@ -19,7 +19,7 @@ CREATE INDEX IF NOT EXISTS feedback_query ON feedback(query_id);
 class SqliteFeedbackStore:
     def __init__(self, path: Path | str) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._pool = ConnectionPool(path, vec=False)
+        self._pool = ConnectionPool(path)
         self._pool.get().executescript(_SCHEMA)
 
     def log_query(self, query_id: str, record: dict[str, Any]) -> None:

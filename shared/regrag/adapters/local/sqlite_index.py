@@ -1,19 +1,23 @@
-"""The embedded index: documents, chunks, FTS5 BM25 and sqlite-vec KNN in one SQLite file.
+"""The embedded index: documents, chunks, vectors, term counts and restricts in one SQLite file.
 
-Filters run inside both searches: vec0 metadata columns restrict the KNN scan itself (k matching rows come
-back, not k rows filtered afterwards), and the FTS5 query joins the chunk table in the same statement.
+SQLite is the durable store; searches run on an in-memory `SearchSnapshot` (see snapshot.py) rebuilt when the
+index version changes, with every filter applied before top-k. Writers bump the version inside their
+transaction, so any process that reads the index sees a consistent snapshot after the next search.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from regrag.adapters.local.snapshot import Bm25Params, SearchSnapshot, build_snapshot
 from regrag.adapters.local.sqlite_db import ConnectionPool
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import Chunk, DocumentMeta, Filters, Hit, date_int
@@ -34,20 +38,15 @@ CREATE TABLE IF NOT EXISTS chunk(
   rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, doc_id TEXT NOT NULL, generation INTEGER NOT NULL,
   ordinal INTEGER NOT NULL, part INTEGER NOT NULL, data_json TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunk_doc ON chunk(doc_id, ordinal, part);
-CREATE TABLE IF NOT EXISTS lex(
+-- the filterable columns of every chunk that has a vector or terms (shared by both search legs)
+CREATE TABLE IF NOT EXISTS restrict(
   rowid INTEGER PRIMARY KEY, corpus TEXT, province TEXT, asset TEXT, doc_class TEXT, level TEXT,
   doc_id TEXT, eff INTEGER, eff_to INTEGER);
-CREATE VIRTUAL TABLE IF NOT EXISTS lex_fts USING fts5(body, title, tokenize='unicode61 remove_diacritics 0');
+CREATE TABLE IF NOT EXISTS vec_store(rowid INTEGER PRIMARY KEY, emb BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS lex_vocab(id INTEGER PRIMARY KEY, term TEXT UNIQUE NOT NULL);
+CREATE TABLE IF NOT EXISTS lex(rowid INTEGER PRIMARY KEY, length REAL NOT NULL, term_ids BLOB NOT NULL,
+  counts BLOB NOT NULL);  -- counts: float32 (title tokens count title_weight each)
 """
-
-_FILTER_COLUMNS = {
-    "province": "province",
-    "asset": "asset",
-    "doc_class": "doc_class",
-    "regulation_level": "level",
-    "corpus": "corpus",
-    "doc_id": "doc_id",
-}
 
 
 def restricts(meta: DocumentMeta) -> dict[str, Any]:
@@ -64,40 +63,33 @@ def restricts(meta: DocumentMeta) -> dict[str, Any]:
     }
 
 
-def filter_sql(filters: Filters, alias: str = "") -> tuple[str, list[Any]]:
-    """SQL conditions (ANDed, leading ' AND ') and parameters for `filters` on the restrict columns."""
-    prefix = f"{alias}." if alias else ""
-    sql: list[str] = []
-    params: list[Any] = []
-    for field_name, column in _FILTER_COLUMNS.items():
-        values = getattr(filters, field_name)
-        if values:
-            sql.append(f"{prefix}{column} IN ({','.join('?' * len(values))})")
-            params.extend(values)
-    if filters.date_from:
-        sql.append(f"{prefix}eff >= ?")
-        params.append(date_int(filters.date_from))
-    if filters.date_to:
-        sql.append(f"{prefix}eff <= ?")
-        params.append(date_int(filters.date_to))
-    if filters.as_of and not filters.include_superseded:
-        day = date_int(filters.as_of)
-        sql.append(f"{prefix}eff <= ? AND {prefix}eff_to > ?")
-        params.extend([day, day])
-    return "".join(f" AND {s}" for s in sql), params
-
-
 class SqliteIndex:
     """The ChunkStore, plus the storage behind SqliteVectorIndex and SqliteLexicalIndex, in one SQLite file."""
 
-    def __init__(self, path: Path | str, dimension: int | None = None, model_id: str | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        dimension: int | None = None,
+        model_id: str | None = None,
+        bm25: Bm25Params | None = None,
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._pool = ConnectionPool(self.path)
         self._dimension = dimension
         self._model_id = model_id
+        self.bm25 = bm25 or Bm25Params()
+        self._snapshot: SearchSnapshot | None = None
+        self._snapshot_lock = threading.Lock()
+        self._vocab: dict[str, int] = {}  # term ids never change once assigned, so a process may cache them
         with self._pool.write_lock:
             con = self._pool.get()
+            columns = {row[1] for row in con.execute("PRAGMA table_info(lex)")}
+            if columns and "term_ids" not in columns:
+                raise InvalidInput(
+                    f"the index at {self.path} was built by an older version of regrag (FTS5/sqlite-vec layout); "
+                    "delete it and ingest again (vectors come back from the vector cache)"
+                )
             con.executescript(_SCHEMA)
             self._init_vectors(con)
 
@@ -121,12 +113,6 @@ class SqliteIndex:
             con.execute(
                 "INSERT INTO meta(key, value) VALUES ('embedding', ?)",
                 (json.dumps({"dimension": self._dimension, "model": self._model_id}),),
-            )
-        if self._dimension is not None:
-            con.execute(
-                f"CREATE VIRTUAL TABLE IF NOT EXISTS vec USING vec0(emb float[{int(self._dimension)}] "
-                "distance_metric=cosine, corpus text, province text, asset text, doc_class text, level text, "
-                "doc_id text, eff integer, eff_to integer)"
             )
 
     @property
@@ -379,6 +365,38 @@ class SqliteIndex:
         if dimension is not None and dimension != self._dimension:
             raise InvalidInput(f"vector has {dimension} dimensions; the index holds {self._dimension}")
 
+    def _write(self, work: Any) -> None:
+        """Run `work(con)` in one write transaction that also bumps the index version."""
+        with self._pool.write_lock:
+            con = self._con()
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                work(con)
+                _bump_version(con)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    @staticmethod
+    def _put_restricts(con: Any, rowid: int, meta: DocumentMeta) -> None:
+        r = restricts(meta)
+        con.execute(
+            "INSERT OR REPLACE INTO restrict(rowid, corpus, province, asset, doc_class, level, doc_id, eff, eff_to) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                rowid,
+                r["corpus"],
+                r["province"],
+                r["asset"],
+                r["doc_class"],
+                r["level"],
+                r["doc_id"],
+                r["eff"],
+                r["eff_to"],
+            ),
+        )
+
     def upsert_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray]) -> None:
         """One vector per chunk, replacing any vector with the same id."""
         if len(chunks) != len(vectors):
@@ -386,154 +404,133 @@ class SqliteIndex:
         self._require_vectors()
         rows = []
         for c, v in zip(chunks, vectors, strict=True):
-            arr = np.asarray(v, dtype=np.float32)
+            arr = np.asarray(v, dtype=np.float32).reshape(-1)
             self._require_vectors(arr.shape[-1])
             if not np.all(np.isfinite(arr)):
                 raise InvalidInput(f"vector of chunk {c.id} has non-finite values")
-            rows.append((c, arr))
-        with self._pool.write_lock:
-            con = self._con()
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                rowids = self._rowids(con, [c.id for c, _ in rows], create=True)
-                for c, arr in rows:
-                    r = restricts(c.meta)
-                    con.execute("DELETE FROM vec WHERE rowid=?", (rowids[c.id],))
-                    con.execute(
-                        "INSERT INTO vec(rowid, emb, corpus, province, asset, doc_class, level, doc_id, eff, eff_to) "
-                        "VALUES (?,?,?,?,?,?,?,?,?,?)",
-                        (
-                            rowids[c.id],
-                            arr.tobytes(),
-                            r["corpus"],
-                            r["province"],
-                            r["asset"],
-                            r["doc_class"],
-                            r["level"],
-                            r["doc_id"],
-                            r["eff"],
-                            r["eff_to"],
-                        ),
-                    )
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+            rows.append((c, arr.astype("<f4").tobytes()))
+
+        def work(con: Any) -> None:
+            rowids = self._rowids(con, [c.id for c, _ in rows], create=True)
+            for c, blob in rows:
+                self._put_restricts(con, rowids[c.id], c.meta)
+                con.execute("INSERT OR REPLACE INTO vec_store(rowid, emb) VALUES (?,?)", (rowids[c.id], blob))
+
+        self._write(work)
 
     def delete_vectors(self, chunk_ids: Sequence[str]) -> None:
-        self._delete_rows(chunk_ids, ("vec",) if self._dimension is not None else ())
+        self._delete_rows(chunk_ids, "vec_store")
 
-    def _delete_rows(self, chunk_ids: Sequence[str], tables: tuple[str, ...]) -> None:
-        if not chunk_ids or not tables:
+    def _delete_rows(self, chunk_ids: Sequence[str], table: str) -> None:
+        if not chunk_ids:
             return
-        with self._pool.write_lock:
-            con = self._con()
-            rowids = list(self._rowids(con, chunk_ids, create=False).values())
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                for rid in rowids:
-                    for table in tables:
-                        con.execute(f"DELETE FROM {table} WHERE rowid=?", (rid,))
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
 
-    def search_vectors(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
-        """Cosine KNN over the chunks that pass `filters` (score = cosine similarity)."""
-        arr = np.asarray(vector, dtype=np.float32)
-        self._require_vectors(arr.shape[-1])
-        where, params = filter_sql(filters)
-        con = self._con()
-        rows = con.execute(
-            f"SELECT v.rowid, v.distance, k.id FROM vec v JOIN chunk_key k ON k.rowid = v.rowid "
-            f"WHERE v.emb MATCH ? AND v.k = ?{where.replace(' AND ', ' AND v.')} ORDER BY v.distance",
-            (arr.tobytes(), int(k), *params),
-        ).fetchall()
-        return [Hit(cid, 1.0 - float(dist), rank) for rank, (_, dist, cid) in enumerate(rows, 1)]
+        def work(con: Any) -> None:
+            for rid in self._rowids(con, chunk_ids, create=False).values():
+                con.execute(f"DELETE FROM {table} WHERE rowid=?", (rid,))
+                # the restricts go when neither leg knows the chunk any more
+                con.execute(
+                    "DELETE FROM restrict WHERE rowid=? AND NOT EXISTS (SELECT 1 FROM vec_store WHERE rowid=?) "
+                    "AND NOT EXISTS (SELECT 1 FROM lex WHERE rowid=?)",
+                    (rid, rid, rid),
+                )
 
-    def refresh_metadata(self, chunks: Sequence[Chunk], tables: tuple[str, ...]) -> None:
-        """Rewrite the filter columns of existing chunks in `tables` (validity dates changed)."""
-        tables = tuple(t for t in tables if t != "vec" or self._dimension is not None)
-        with self._pool.write_lock:
-            con = self._con()
+        self._write(work)
+
+    def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
+        """Rewrite the filter columns of existing chunks (their validity dates changed)."""
+
+        def work(con: Any) -> None:
             rowids = self._rowids(con, [c.id for c in chunks], create=False)
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                for c in chunks:
-                    if c.id not in rowids:
-                        continue
-                    r = restricts(c.meta)
-                    sets = ", ".join(f"{k}=?" for k in r)
-                    for table in tables:
-                        con.execute(f"UPDATE {table} SET {sets} WHERE rowid=?", (*r.values(), rowids[c.id]))
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+            for c in chunks:
+                if c.id in rowids and con.execute("SELECT 1 FROM restrict WHERE rowid=?", (rowids[c.id],)).fetchone():
+                    self._put_restricts(con, rowids[c.id], c.meta)
 
-    # --- LexicalIndex -------------------------------------------------------------------------------------
+        self._write(work)
+
+    def _term_ids(self, con: Any, terms: set[str]) -> dict[str, int]:
+        missing = [t for t in terms if t not in self._vocab]
+        for term in missing:
+            con.execute("INSERT OR IGNORE INTO lex_vocab(term) VALUES (?)", (term,))
+            self._vocab[term] = con.execute("SELECT id FROM lex_vocab WHERE term=?", (term,)).fetchone()[0]
+        return {t: self._vocab[t] for t in terms}
 
     def upsert_lexical(
-        self, chunks: Sequence[Chunk], body_tokens: Sequence[Sequence[str]], title_tokens: Sequence[Sequence[str]]
+        self,
+        chunks: Sequence[Chunk],
+        body_tokens: Sequence[Sequence[str]],
+        title_tokens: Sequence[Sequence[str]],
+        title_weight: float = 0.5,
     ) -> None:
-        """Index segmented tokens of each chunk's text and of its title/heading breadcrumb."""
-        with self._pool.write_lock:
-            con = self._con()
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                rowids = self._rowids(con, [c.id for c in chunks], create=True)
-                for c, body, title in zip(chunks, body_tokens, title_tokens, strict=True):
-                    rid = rowids[c.id]
-                    r = restricts(c.meta)
-                    con.execute("DELETE FROM lex_fts WHERE rowid=?", (rid,))
-                    con.execute(
-                        "INSERT INTO lex_fts(rowid, body, title) VALUES (?,?,?)", (rid, " ".join(body), " ".join(title))
-                    )
-                    con.execute(
-                        "INSERT OR REPLACE INTO lex(rowid, corpus, province, asset, doc_class, level, doc_id, eff, "
-                        "eff_to) "
-                        "VALUES (?,?,?,?,?,?,?,?,?)",
-                        (
-                            rid,
-                            r["corpus"],
-                            r["province"],
-                            r["asset"],
-                            r["doc_class"],
-                            r["level"],
-                            r["doc_id"],
-                            r["eff"],
-                            r["eff_to"],
-                        ),
-                    )
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+        """Store each chunk's term counts: its text's tokens, plus its title/heading tokens counted
+        `title_weight` each (one bag, the same weighting as the Vertex sparse vectors)."""
+
+        def work(con: Any) -> None:
+            rowids = self._rowids(con, [c.id for c in chunks], create=True)
+            for c, body, title in zip(chunks, body_tokens, title_tokens, strict=True):
+                counts: dict[str, float] = dict(Counter(body))
+                for token in title:
+                    counts[token] = counts.get(token, 0.0) + title_weight
+                ids = self._term_ids(con, set(counts))
+                terms = sorted(counts)
+                con.execute(
+                    "INSERT OR REPLACE INTO lex(rowid, length, term_ids, counts) VALUES (?,?,?,?)",
+                    (
+                        rowids[c.id],
+                        len(body) + title_weight * len(title),
+                        np.asarray([ids[t] for t in terms], dtype="<i4").tobytes(),
+                        np.asarray([counts[t] for t in terms], dtype="<f4").tobytes(),
+                    ),
+                )
+                self._put_restricts(con, rowids[c.id], c.meta)
+
+        try:
+            self._write(work)
+        except BaseException:
+            self._vocab.clear()  # ids assigned inside a rolled-back transaction do not exist
+            raise
 
     def delete_lexical(self, chunk_ids: Sequence[str]) -> None:
-        self._delete_rows(chunk_ids, ("lex_fts", "lex"))
+        self._delete_rows(chunk_ids, "lex")
 
-    def search_lexical(
-        self, tokens: Sequence[str], filters: Filters, k: int, weights: tuple[float, float] = (1.0, 0.5)
-    ) -> list[Hit]:
-        """BM25 (FTS5) over OR-ed tokens, body and title columns weighted, filters in the same statement."""
-        terms = list(dict.fromkeys(t for t in tokens if t.strip()))
-        if not terms:
+    def snapshot(self) -> SearchSnapshot:
+        """The in-memory search arrays for the current index version (rebuilt after any write)."""
+        version = self.index_version()
+        current = self._snapshot
+        if current is not None and current.version == version:
+            return current
+        with self._snapshot_lock:
+            if self._snapshot is not None and self._snapshot.version == version:
+                return self._snapshot
+            con = self._con()
+            con.execute("BEGIN")  # one read transaction: every table at the same version
+            try:
+                version = self.index_version()
+                rows = con.execute(
+                    "SELECT r.rowid, k.id, r.corpus, r.province, r.asset, r.doc_class, r.level, r.doc_id, r.eff, "
+                    "r.eff_to FROM restrict r JOIN chunk_key k ON k.rowid = r.rowid ORDER BY r.rowid"
+                ).fetchall()
+                vectors = dict(con.execute("SELECT rowid, emb FROM vec_store").fetchall())
+                terms = {
+                    r[0]: (r[1], r[2], r[3]) for r in con.execute("SELECT rowid, length, term_ids, counts FROM lex")
+                }
+                vocab = dict(con.execute("SELECT term, id FROM lex_vocab").fetchall())
+            finally:
+                con.execute("COMMIT")
+            self._snapshot = build_snapshot(version, rows, vectors, self._dimension, terms, vocab, self.bm25)
+            return self._snapshot
+
+    def search_vectors(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
+        """Exact cosine KNN over the chunks that pass `filters` (score = cosine similarity)."""
+        arr = np.asarray(vector, dtype=np.float32).reshape(-1)
+        self._require_vectors(arr.shape[-1])
+        return self.snapshot().dense(arr, filters, int(k))
+
+    def search_lexical(self, tokens: Sequence[str], filters: Filters, k: int) -> list[Hit]:
+        """BM25 over the chunks that pass `filters` and share at least one token with the query."""
+        if not tokens:
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        where, params = filter_sql(filters, "l")
-        rows = (
-            self._con()
-            .execute(
-                f"SELECT k.id, bm25(lex_fts, ?, ?) AS s FROM lex_fts f JOIN lex l ON l.rowid = f.rowid "
-                f"JOIN chunk_key k ON k.rowid = f.rowid WHERE lex_fts MATCH ?{where} ORDER BY s LIMIT ?",
-                (weights[0], weights[1], match, *params, int(k)),
-            )
-            .fetchall()
-        )
-        # FTS5's bm25() is negative (lower is better); report the usual positive BM25 score.
-        return [Hit(cid, -float(score), rank) for rank, (cid, score) in enumerate(rows, 1)]
+        return self.snapshot().lexical(tokens, filters, int(k))
 
 
 def _bump_version(con: Any) -> None:
@@ -549,7 +546,7 @@ def _earliest(a: str | None, b: str | None) -> str | None:
 
 
 class SqliteVectorIndex:
-    """VectorIndex view of a SqliteIndex (sqlite-vec)."""
+    """VectorIndex view of a SqliteIndex."""
 
     def __init__(self, db: SqliteIndex) -> None:
         self.db = db
@@ -564,26 +561,26 @@ class SqliteVectorIndex:
         return self.db.search_vectors(vector, filters, k)
 
     def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
-        self.db.refresh_metadata(chunks, ("vec",))
+        self.db.refresh_metadata(chunks)
 
 
 class SqliteLexicalIndex:
-    """LexicalIndex view of a SqliteIndex (FTS5 BM25 on segmented tokens)."""
+    """LexicalIndex view of a SqliteIndex (BM25 on segmented tokens)."""
 
-    def __init__(self, db: SqliteIndex, weights: tuple[float, float] = (1.0, 0.5)) -> None:
+    def __init__(self, db: SqliteIndex, title_weight: float = 0.5) -> None:
         self.db = db
-        self.weights = weights
+        self.title_weight = title_weight
 
     def upsert(
         self, chunks: Sequence[Chunk], body_tokens: Sequence[Sequence[str]], title_tokens: Sequence[Sequence[str]]
     ) -> None:
-        self.db.upsert_lexical(chunks, body_tokens, title_tokens)
+        self.db.upsert_lexical(chunks, body_tokens, title_tokens, self.title_weight)
 
     def delete(self, chunk_ids: Sequence[str]) -> None:
         self.db.delete_lexical(chunk_ids)
 
     def search(self, tokens: Sequence[str], filters: Filters, k: int) -> list[Hit]:
-        return self.db.search_lexical(tokens, filters, k, self.weights)
+        return self.db.search_lexical(tokens, filters, k)
 
     def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
-        self.db.refresh_metadata(chunks, ("lex",))
+        self.db.refresh_metadata(chunks)

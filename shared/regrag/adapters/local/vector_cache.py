@@ -20,7 +20,7 @@ class SqliteVectorCache:
 
     def __init__(self, path: Path | str) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._pool = ConnectionPool(path, vec=False)
+        self._pool = ConnectionPool(path)
         self._pool.get().execute(
             "CREATE TABLE IF NOT EXISTS vector(model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL, "
             "PRIMARY KEY(model, hash))"

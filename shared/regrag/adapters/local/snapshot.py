@@ -1,0 +1,189 @@
+"""In-memory search over the SQLite index: exact dense KNN and BM25, both filtered before top-k.
+
+SQLite keeps the truth (vectors, term counts, restricts); a `SearchSnapshot` is an immutable set of numpy
+arrays built from it at one index version, so each query is a few vectorised operations:
+
+- filters become one boolean mask over all chunks (allow-lists per field, effective-date range, in force on
+  `as_of`), applied before taking the top k, so k matching chunks come back, never k chunks filtered afterwards;
+- dense: cosine similarity is a matrix-vector product of L2-normalised vectors (26.5 k × 384 in ~2 ms);
+- lexical: Okapi BM25 with the saturated term weight precomputed per posting,
+  w(t, d) = tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl)), idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))
+  (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework: BM25 and Beyond", with Lucene's
+  non-negative idf). Defaults k1 = 0.9, b = 0.4 are Anserini's; FTS5's bm25() has k1/b fixed at 1.2/0.75 and
+  scored this corpus lower, and it took 130 ms per query once single characters were indexed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from regrag.domain.models import Filters, Hit, date_int
+
+FILTER_FIELDS = {
+    "province": "province",
+    "asset": "asset",
+    "doc_class": "doc_class",
+    "regulation_level": "level",
+    "corpus": "corpus",
+    "doc_id": "doc_id",
+}
+
+
+@dataclass(frozen=True)
+class Bm25Params:
+    k1: float = 0.9
+    b: float = 0.4
+
+
+@dataclass(frozen=True)
+class SearchSnapshot:
+    version: int
+    chunk_ids: tuple[str, ...]
+    codes: dict[str, np.ndarray]  # column → int32 codes per row
+    values: dict[str, dict[str, int]]  # column → value → code
+    eff: np.ndarray
+    eff_to: np.ndarray
+    has_vector: np.ndarray
+    vectors: np.ndarray  # (n, dim) float32, zero rows where has_vector is False
+    has_terms: np.ndarray
+    vocab: dict[str, int]
+    indptr: np.ndarray  # CSR over term ids: postings of term t are indptr[t]:indptr[t+1]
+    posting_rows: np.ndarray
+    posting_weights: np.ndarray  # saturated tf weight per posting
+    idf: np.ndarray
+
+    def mask(self, filters: Filters) -> np.ndarray:
+        keep = np.ones(len(self.chunk_ids), dtype=bool)
+        for field_name, column in FILTER_FIELDS.items():
+            allowed = getattr(filters, field_name)
+            if allowed:
+                codes = [self.values[column][v] for v in allowed if v in self.values[column]]
+                keep &= np.isin(self.codes[column], np.asarray(codes, dtype=np.int32))
+        if filters.date_from:
+            keep &= self.eff >= date_int(filters.date_from)
+        if filters.date_to:
+            keep &= self.eff <= date_int(filters.date_to)
+        if filters.as_of and not filters.include_superseded:
+            day = date_int(filters.as_of)
+            keep &= (self.eff <= day) & (self.eff_to > day)
+        return keep
+
+    def _top(self, scores: np.ndarray, eligible: np.ndarray, k: int) -> list[Hit]:
+        rows = np.flatnonzero(eligible)
+        if rows.size == 0 or k <= 0:
+            return []
+        picked = rows[np.argpartition(-scores[rows], min(k, rows.size) - 1)[:k]] if rows.size > k else rows
+        # ties broken by chunk id so results do not depend on insertion order
+        order = sorted(picked.tolist(), key=lambda r: (-float(scores[r]), self.chunk_ids[r]))
+        return [Hit(self.chunk_ids[r], float(scores[r]), rank) for rank, r in enumerate(order, 1)]
+
+    def dense(self, query: np.ndarray, filters: Filters, k: int) -> list[Hit]:
+        if not self.has_vector.any():
+            return []
+        scores = self.vectors @ np.asarray(query, dtype=np.float32)
+        return self._top(scores, self.mask(filters) & self.has_vector, k)
+
+    def lexical(self, tokens: Sequence[str], filters: Filters, k: int) -> list[Hit]:
+        scores = np.zeros(len(self.chunk_ids), dtype=np.float32)
+        touched = np.zeros(len(self.chunk_ids), dtype=bool)
+        counts: dict[int, int] = {}
+        for token in tokens:
+            term = self.vocab.get(token)
+            if term is not None and term < len(self.idf):
+                counts[term] = counts.get(term, 0) + 1
+        for term, count in counts.items():
+            start, end = self.indptr[term], self.indptr[term + 1]
+            if start == end:
+                continue
+            rows = self.posting_rows[start:end]
+            scores[rows] += np.float32(count * self.idf[term]) * self.posting_weights[start:end]
+            touched[rows] = True
+        return self._top(scores, self.mask(filters) & self.has_terms & touched, k)
+
+
+def build_snapshot(
+    version: int,
+    rows: list[tuple[Any, ...]],
+    vectors: dict[int, bytes],
+    dimension: int | None,
+    terms: dict[int, tuple[int, bytes, bytes]],
+    vocab: dict[str, int],
+    params: Bm25Params,
+) -> SearchSnapshot:
+    """Arrays from table rows.
+
+    Args:
+        rows: (rowid, chunk id, corpus, province, asset, doc_class, level, doc_id, eff, eff_to) per chunk.
+        vectors: rowid → float32 bytes. terms: rowid → (length, int32 term ids bytes, float32 counts bytes).
+    """
+    n = len(rows)
+    position = {row[0]: i for i, row in enumerate(rows)}
+    columns = ("corpus", "province", "asset", "doc_class", "level", "doc_id")
+    values: dict[str, dict[str, int]] = {c: {} for c in columns}
+    codes = {c: np.zeros(n, dtype=np.int32) for c in columns}
+    for i, row in enumerate(rows):
+        for j, column in enumerate(columns):
+            codes[column][i] = values[column].setdefault(str(row[2 + j]), len(values[column]))
+    eff = np.asarray([row[8] for row in rows], dtype=np.int64)
+    eff_to = np.asarray([row[9] for row in rows], dtype=np.int64)
+
+    dim = dimension or 1
+    matrix = np.zeros((n, dim), dtype=np.float32)
+    has_vector = np.zeros(n, dtype=bool)
+    for rowid, blob in vectors.items():
+        if rowid in position:
+            matrix[position[rowid]] = np.frombuffer(blob, dtype="<f4")
+            has_vector[position[rowid]] = True
+
+    has_terms = np.zeros(n, dtype=bool)
+    lengths = np.zeros(n, dtype=np.float32)
+    term_parts, count_parts, row_parts = [], [], []
+    for rowid, (length, ids_blob, counts_blob) in terms.items():
+        if rowid not in position:
+            continue
+        i = position[rowid]
+        ids = np.frombuffer(ids_blob, dtype="<i4")
+        term_parts.append(ids)
+        count_parts.append(np.frombuffer(counts_blob, dtype="<f4"))
+        row_parts.append(np.full(ids.size, i, dtype=np.int32))
+        lengths[i] = length
+        has_terms[i] = True
+    vocab_size = max(vocab.values(), default=-1) + 1
+    if term_parts:
+        term_ids = np.concatenate(term_parts)
+        tfs = np.concatenate(count_parts).astype(np.float32)
+        posting_rows = np.concatenate(row_parts)
+        order = np.argsort(term_ids, kind="stable")
+        term_ids, tfs, posting_rows = term_ids[order], tfs[order], posting_rows[order]
+        df = np.bincount(term_ids, minlength=vocab_size).astype(np.float64)
+        indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
+        docs = float(has_terms.sum())
+        avgdl = float(lengths[has_terms].mean()) or 1.0
+        k1, b = params.k1, params.b
+        weights = tfs * (k1 + 1) / (tfs + k1 * (1 - b + b * lengths[posting_rows] / avgdl))
+        idf = np.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+    else:
+        posting_rows = np.zeros(0, dtype=np.int32)
+        weights = np.zeros(0, dtype=np.float32)
+        indptr = np.zeros(vocab_size + 1, dtype=np.int64)
+        idf = np.zeros(vocab_size)
+    return SearchSnapshot(
+        version=version,
+        chunk_ids=tuple(str(row[1]) for row in rows),
+        codes=codes,
+        values=values,
+        eff=eff,
+        eff_to=eff_to,
+        has_vector=has_vector,
+        vectors=matrix,
+        has_terms=has_terms,
+        vocab=dict(vocab),
+        indptr=indptr,
+        posting_rows=posting_rows,
+        posting_weights=weights.astype(np.float32),
+        idf=idf,
+    )
