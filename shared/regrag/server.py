@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import re
 from importlib import resources
 from typing import Any
 
 from regrag.api import call, error_body, flask_handle, flask_response
 
-# The page's own files: a flat allow-list by name pattern, so /static/ can never reach outside regrag/web.
+# The page's own files: a flat allow-list by name pattern, so /assets/ can never reach outside regrag/web.
+# Not /static/: functions-framework's Flask app owns that prefix, and the query function serves the page too.
 _STATIC_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*\.(js|css)$")
 _STATIC_TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
 # The page loads only its own script and stylesheet and never uses inline code; the API may live on another
@@ -26,7 +28,7 @@ def _web_file(name: str) -> str | None:
 
 
 def create_server_app(app: Any) -> Any:
-    """A Flask app serving the API, the search page (/) and its script and stylesheet (/static/<name>).
+    """A Flask app serving the API, the search page (/) and its script and stylesheet (/assets/<name>).
 
     Args:
         app: a regrag.app.Regrag; /query, /rerank, /compose, /corpora, /documents and /healthz call it.
@@ -64,6 +66,27 @@ def create_server_app(app: Any) -> Any:
     def healthz() -> Any:
         return flask_response(200, app.health())
 
+    @web.route("/feedback", methods=["POST", "OPTIONS"])
+    def feedback() -> Any:
+        return flask_handle(app.feedback, request)
+
+    @web.route("/admin/prompts", methods=["GET"])
+    def admin_prompts() -> Any:
+        return flask_response(*call(lambda _: app.admin_prompts(request.headers.get("Authorization")), None))
+
+    @web.route("/admin/index", methods=["GET"])
+    def admin_index() -> Any:
+        return flask_response(*call(lambda _: app.admin_index(request.headers.get("Authorization")), None))
+
+    @web.route("/admin/eval", methods=["POST"])
+    def admin_eval() -> Any:
+        return flask_handle(lambda body: app.admin_eval(body, request.headers.get("Authorization")), request)
+
+    @web.route("/", methods=["POST", "OPTIONS"])
+    def query_at_root() -> Any:
+        # the query Cloud Function answers at its own root URL
+        return flask_handle(app.query, request)
+
     @web.route("/", methods=["GET"])
     def page() -> Any:
         headers = {
@@ -73,7 +96,7 @@ def create_server_app(app: Any) -> Any:
         }
         return Response(_web_file("index.html"), content_type="text/html; charset=utf-8", headers=headers)
 
-    @web.route("/static/<name>", methods=["GET"])
+    @web.route("/assets/<name>", methods=["GET"])
     def static(name: str) -> Any:
         match = _STATIC_RE.match(name)
         body = _web_file(name) if match else None
@@ -94,6 +117,25 @@ def create_server_app(app: Any) -> Any:
         )
 
     return web
+
+
+_apps: dict[int, Any] = {}
+
+
+def dispatch(app: Any, request: Any) -> Any:
+    """Serve one request of the `query` Cloud Function with the same routes as the local server.
+
+    POST / answers a question; GET / is the search page (so the page can be served by `query` itself), and the
+    page's GET routes (/corpora, /documents/…, /assets/…) and POST /feedback work too.
+    """
+    web = _apps.get(id(app))
+    if web is None:
+        web = _apps.setdefault(id(app), create_server_app(app))
+    # functions-framework reads the body again after we return, so the inner app gets a copy of the stream
+    data = request.get_data()
+    environ = {**request.environ, "wsgi.input": io.BytesIO(data), "CONTENT_LENGTH": str(len(data))}
+    with web.request_context(environ):
+        return web.full_dispatch_request()
 
 
 def serve(app: Any, host: str = "127.0.0.1", port: int = 8080) -> None:

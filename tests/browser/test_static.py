@@ -32,7 +32,7 @@ def test_page_is_utf8_chinese_html_with_a_strict_policy(client: Any) -> None:
     html = response.get_data(as_text=True)
     assert '<html lang="zh-CN">' in html and '<meta charset="utf-8">' in html
     assert '<meta name="regrag-api" content="">' in html
-    assert '<script src="static/app.js" defer></script>' in html and 'href="static/style.css"' in html
+    assert '<script src="assets/app.js" defer></script>' in html and 'href="assets/style.css"' in html
     # No inline code, so the policy can forbid it; nothing loaded from elsewhere, so the page works offline.
     markup = re.sub(r"<!--.*?-->", "", html, flags=re.S)
     assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", markup) and not re.search(r"\son[a-z]+=", markup)
@@ -44,7 +44,7 @@ def test_page_is_utf8_chinese_html_with_a_strict_policy(client: Any) -> None:
 
 @pytest.mark.parametrize(("name", "mimetype"), [("app.js", "text/javascript"), ("style.css", "text/css")])
 def test_static_files_are_served(client: Any, name: str, mimetype: str) -> None:
-    response = client.get(f"/static/{name}")
+    response = client.get(f"/assets/{name}")
     assert response.status_code == 200 and response.headers["Content-Type"] == f"{mimetype}; charset=utf-8"
     assert response.get_data(as_text=True) == web_text(name)
     assert response.headers["X-Content-Type-Options"] == "nosniff"
@@ -52,7 +52,7 @@ def test_static_files_are_served(client: Any, name: str, mimetype: str) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["/static/index.html", "/static/__init__.py", "/static/nope.js", "/static/..%2fserver.py", "/static/.app.js"],
+    ["/assets/index.html", "/assets/__init__.py", "/assets/nope.js", "/assets/..%2fserver.py", "/assets/.app.js"],
 )
 def test_static_route_serves_only_the_pages_own_files(client: Any, path: str) -> None:
     response = client.get(path)

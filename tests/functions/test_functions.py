@@ -174,7 +174,28 @@ def test_query_bad_requests_get_400_with_a_json_message(env, body, status, messa
     assert message in r.get_json()["error"]["message"]
 
 
-def test_query_rejects_get_and_unknown_candidates(env):
-    assert client("query").get("/").status_code == 405
+def test_query_function_serves_the_page_and_its_routes(env):
+    record = sample_manifest()["sh-0001"]
+    put_object(
+        env,
+        "docs/sh-0001.md",
+        (SAMPLE / record["file"]).read_bytes(),
+        {k: v for k, v in record.items() if k not in ("file", "chars", "articles")},
+    )
+    assert post_event(client("ingest"), fixture_event("gcs_finalized", name="docs/sh-0001.md")).status_code == 200
+    query = client("query")
+    page = query.get("/")
+    assert page.status_code == 200 and "text/html" in page.content_type and 'lang="zh-CN"' in page.get_data(True)
+    assert query.get("/assets/app.js").status_code == 200
+    assert query.get("/corpora").get_json()["corpora"][0]["corpus"] == "shanghai"
+    doc = query.get("/documents/sh-0001").get_json()
+    assert doc["metadata"]["title"] == "上海市供用电条例" and doc["anchors"]
+    answer = query.post("/query", json={"question": "计划检修停电要提前几天通知用户？"}).get_json()
+    feedback = query.post("/feedback", json={"query_id": answer["query_id"], "helpful": True})
+    assert feedback.status_code == 200 and feedback.get_json()["status"] == "recorded"
+    assert query.delete("/").status_code == 405
+
+
+def test_query_rejects_unknown_candidates(env):
     r = client("compose").post("/", json={"question": "并网", "candidates": [{"id": "nope"}]})
     assert r.status_code == 404 and "unknown candidate" in r.get_json()["error"]["message"]
