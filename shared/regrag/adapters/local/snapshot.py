@@ -15,8 +15,10 @@ arrays built from it at one index version, so each query is a few vectorised ope
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -55,6 +57,8 @@ class SearchSnapshot:
     posting_rows: np.ndarray
     posting_weights: np.ndarray  # saturated tf weight per posting
     idf: np.ndarray
+    _scores_cache: OrderedDict[Hashable, Any] = field(default_factory=OrderedDict, repr=False, compare=False)
+    _scores_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def mask(self, filters: Filters) -> np.ndarray:
         keep = np.ones(len(self.chunk_ids), dtype=bool)
@@ -81,13 +85,32 @@ class SearchSnapshot:
         order = sorted(picked.tolist(), key=lambda r: (-float(scores[r]), self.chunk_ids[r]))
         return [Hit(self.chunk_ids[r], float(scores[r]), rank) for rank, r in enumerate(order, 1)]
 
+    def _memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """Scores of the same query for several corpora (a fan-out) are computed once per snapshot."""
+        cache = self._scores_cache
+        with self._scores_lock:
+            if key in cache:
+                cache.move_to_end(key)
+                return cache[key]
+        value = compute()
+        with self._scores_lock:
+            cache[key] = value
+            while len(cache) > 16:
+                cache.popitem(last=False)
+        return value
+
     def dense(self, query: np.ndarray, filters: Filters, k: int) -> list[Hit]:
         if not self.has_vector.any():
             return []
-        scores = self.vectors @ np.asarray(query, dtype=np.float32)
+        q = np.asarray(query, dtype=np.float32)
+        scores = self._memo(("dense", q.tobytes()), lambda: self.vectors @ q)
         return self._top(scores, self.mask(filters) & self.has_vector, k)
 
     def lexical(self, tokens: Sequence[str], filters: Filters, k: int) -> list[Hit]:
+        scores, touched = self._memo(("lexical", tuple(tokens)), lambda: self._bm25(tokens))
+        return self._top(scores, self.mask(filters) & self.has_terms & touched, k)
+
+    def _bm25(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         scores = np.zeros(len(self.chunk_ids), dtype=np.float32)
         touched = np.zeros(len(self.chunk_ids), dtype=bool)
         counts: dict[int, int] = {}
@@ -102,7 +125,7 @@ class SearchSnapshot:
             rows = self.posting_rows[start:end]
             scores[rows] += np.float32(count * self.idf[term]) * self.posting_weights[start:end]
             touched[rows] = True
-        return self._top(scores, self.mask(filters) & self.has_terms & touched, k)
+        return scores, touched
 
 
 def build_snapshot(
