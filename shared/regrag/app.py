@@ -12,13 +12,22 @@ from typing import Any
 from regrag.domain.errors import InvalidInput, NotFound
 from regrag.domain.messages import ChunksEmbedded, DocumentChunked, DocumentDeleted
 from regrag.domain.models import Candidate
-from regrag.events import decode_message, decode_pubsub_payload, decode_storage_event, event_key, run_event
+from regrag.events import (
+    StorageEvent,
+    decode_message,
+    decode_pubsub_payload,
+    decode_storage_event,
+    decode_storage_notification,
+    event_key,
+    run_event,
+)
 from regrag.pipeline import admin as admin_stage
 from regrag.pipeline import compose as compose_stage
 from regrag.pipeline import embed as embed_stage
 from regrag.pipeline import feedback as feedback_stage
 from regrag.pipeline import ingest as ingest_stage
 from regrag.pipeline import query as query_stage
+from regrag.pipeline import reconcile as reconcile_stage
 from regrag.pipeline import upsert as upsert_stage
 from regrag.pipeline.filters import parse_filters
 from regrag.pipeline.rerank import RetrievalOrderReranker, rerank_candidates
@@ -79,9 +88,25 @@ class Regrag:
         )
 
     def upsert_event(self, event: Any) -> Any:
-        return run_event(
-            "upsert", event_key(event), lambda: self._upsert(decode_pubsub_payload(event)[0]), self.s.failures
-        )
+        def handle() -> Any:
+            payload, attributes = decode_pubsub_payload(event)
+            notification = decode_storage_notification(payload, attributes)
+            if notification is not None:  # GCP: the bucket's delete notifications share the embedded topic
+                return self._remove_object(notification)
+            return self._upsert(payload)
+
+        return run_event("upsert", event_key(event), handle, self.s.failures)
+
+    def _remove_object(self, event: StorageEvent) -> upsert_stage.UpsertResult | None:
+        """An object deleted or archived in the bucket (Cloud Storage notification, infra/storage.tf)."""
+        if not event.is_removal:
+            raise InvalidInput(f"upsert handles object removals only; got {event.type}")
+        if event.overwritten_by is not None or ingest_stage.is_sidecar(event.name):
+            return None  # an overwrite is re-ingested by its own finalize event; a sidecar is not a document
+        message = DocumentDeleted(ingest_stage.derive_doc_id(event.name), event.name, event.generation, "")
+        self.catalog.invalidate()
+        s = self.s
+        return upsert_stage.delete_document(message, store=s.store, vectors=s.vectors, lexical=s.lexical)
 
     def upsert_payload(self, payload: dict[str, Any], attributes: dict[str, str]) -> Any:
         return run_event("upsert", str(attributes.get("doc_id", "?")), lambda: self._upsert(payload), self.s.failures)
@@ -161,7 +186,7 @@ class Regrag:
             source_text=source_text,
             top_n=opts.compose_top_n,
             max_bullets=opts.max_bullets,
-            relevance_floor=opts.relevance_floor,
+            floor=opts.floor,
             document_meta=document_meta,
         )
         return answer.to_dict()
@@ -291,6 +316,31 @@ class Regrag:
             "embedding_model": self.s.embedder.model_id,
             "prompts": admin_stage.active_prompts(self.s.reranker),
         }
+
+    def reconcile(self, body: Any) -> dict[str, Any]:
+        """POST {dry_run?, max_republish?}: make the index agree with the bucket (Cloud Scheduler, OIDC)."""
+        if not isinstance(body, dict):
+            raise InvalidInput("request body must be a JSON object")
+        dry_run = body.get("dry_run", False)
+        if not isinstance(dry_run, bool):
+            raise InvalidInput("dry_run must be true or false")
+        limit = body.get("max_republish", reconcile_stage.DEFAULT_MAX_REPUBLISH)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= 10_000:
+            raise InvalidInput("max_republish must be an integer between 0 and 10000")
+        self.catalog.invalidate()
+        s = self.s
+        result = reconcile_stage.reconcile(
+            blobs=s.blobs,
+            store=s.store,
+            publisher=s.publisher,
+            lexical=s.lexical,
+            topic_chunked=s.settings.topic_chunked,
+            topic_embedded=s.settings.topic_embedded,
+            max_chars=s.settings.chunk_max_chars,
+            dry_run=dry_run,
+            max_republish=limit,
+        )
+        return result.to_dict()
 
     def health(self) -> dict[str, Any]:
         stats = self.s.store.stats()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -31,8 +32,8 @@ class Settings:
     top_k: int = field(default=12, metadata={"env": "REGRAG_TOP_K", "min": 1, "max": 100})
     dense_k: int = field(default=50, metadata={"env": "REGRAG_DENSE_K", "min": 1})
     lexical_k: int = field(default=50, metadata={"env": "REGRAG_LEXICAL_K", "min": 1})
-    rrf_k: int = field(default=60, metadata={"env": "REGRAG_RRF_K", "min": 1})
-    dense_weight: float = field(default=1.0, metadata={"env": "REGRAG_DENSE_WEIGHT", "min": 0.0})
+    rrf_k: int = field(default=20, metadata={"env": "REGRAG_RRF_K", "min": 1})
+    dense_weight: float = field(default=0.5, metadata={"env": "REGRAG_DENSE_WEIGHT", "min": 0.0})
     lexical_weight: float = field(default=1.0, metadata={"env": "REGRAG_LEXICAL_WEIGHT", "min": 0.0})
     title_weight: float = field(default=0.5, metadata={"env": "REGRAG_TITLE_WEIGHT", "min": 0.0})
     corpus_timeout_s: float = field(default=3.0, metadata={"env": "REGRAG_CORPUS_TIMEOUT_S", "min": 0.05})
@@ -53,10 +54,69 @@ class Settings:
     # compose
     compose_top_n: int = field(default=5, metadata={"env": "REGRAG_COMPOSE_TOP_N", "min": 1})
     max_bullets: int = field(default=4, metadata={"env": "REGRAG_MAX_BULLETS", "min": 1})
-    relevance_floor: float = field(default=0.25, metadata={"env": "REGRAG_RELEVANCE_FLOOR", "min": 0.0, "max": 1.0})
+    # abstention: see pipeline/compose.py RelevanceFloor; the dense floor is on the e5 cosine scale
+    relevance_floor: float = field(default=0.45, metadata={"env": "REGRAG_RELEVANCE_FLOOR", "min": 0.0, "max": 1.0})
+    dense_floor: float | None = field(default=0.89, metadata={"env": "REGRAG_DENSE_FLOOR"})
+    relevance_floor_alone: float = field(default=0.25, metadata={"env": "REGRAG_RELEVANCE_FLOOR_ALONE", "min": 0.0})
+    quote_floor: float = field(default=0.2, metadata={"env": "REGRAG_QUOTE_FLOOR", "min": 0.0, "max": 1.0})
     # topics (Pub/Sub topic ids; in local mode, names on the in-process bus)
     topic_chunked: str = field(default="regrag-chunked", metadata={"env": "REGRAG_TOPIC_CHUNKED"})
     topic_embedded: str = field(default="regrag-embedded", metadata={"env": "REGRAG_TOPIC_EMBEDDED"})
+    # Google Cloud (REGRAG_MODE=gcp). Fields marked "gcp": "required" have no default on purpose: gcp_problems()
+    # names every missing one in the same ConfigError. REGRAG_EMBEDDER applies to local mode only.
+    gcp_project: str | None = field(default=None, metadata={"env": "REGRAG_GCP_PROJECT", "gcp": "required"})
+    gcp_region: str | None = field(default=None, metadata={"env": "REGRAG_GCP_REGION", "gcp": "required"})
+    bucket: str | None = field(default=None, metadata={"env": "REGRAG_BUCKET", "gcp": "required"})  # uploads
+    state_bucket: str | None = field(default=None, metadata={"env": "REGRAG_STATE_BUCKET", "gcp": "required"})
+    state_prefix: str = field(default="", metadata={"env": "REGRAG_STATE_PREFIX"})  # chunk map, failures, lexicon
+    vertex_index: str | None = field(
+        default=None,
+        metadata={
+            "env": "REGRAG_VERTEX_INDEX",
+            "gcp": "required",
+            "pattern": r"projects/[^/]+/locations/[^/]+/indexes/[^/]+",
+        },
+    )
+    vertex_index_endpoint: str | None = field(
+        default=None,
+        metadata={
+            "env": "REGRAG_VERTEX_INDEX_ENDPOINT",
+            "gcp": "required",
+            "pattern": r"projects/[^/]+/locations/[^/]+/indexEndpoints/[^/]+",
+        },
+    )
+    vertex_deployed_index_id: str | None = field(
+        default=None,
+        metadata={"env": "REGRAG_VERTEX_DEPLOYED_INDEX_ID", "gcp": "required", "pattern": r"[A-Za-z][A-Za-z0-9_]*"},
+    )
+    # the index endpoint's public domain (…vdb.vertexai.goog): FindNeighbors is served there, not regionally
+    vertex_public_host: str | None = field(
+        default=None, metadata={"env": "REGRAG_VERTEX_PUBLIC_HOST", "gcp": "required"}
+    )
+    vertex_api_host: str | None = field(default=None, metadata={"env": "REGRAG_VERTEX_API_HOST"})  # default: regional
+    vertex_batch_size: int = field(default=100, metadata={"env": "REGRAG_VERTEX_BATCH_SIZE", "min": 1, "max": 1000})
+    vertex_timeout_s: float = field(default=20.0, metadata={"env": "REGRAG_VERTEX_TIMEOUT_S", "min": 0.1})
+    embedding_model: str = field(default="text-embedding-005", metadata={"env": "REGRAG_EMBEDDING_MODEL"})
+    embedding_dimension: int = field(default=0, metadata={"env": "REGRAG_EMBEDDING_DIMENSION", "min": 0})  # 0: native
+    embed_timeout_s: float = field(default=30.0, metadata={"env": "REGRAG_EMBED_TIMEOUT_S", "min": 0.1})
+    embed_max_attempts: int = field(default=5, metadata={"env": "REGRAG_EMBED_MAX_ATTEMPTS", "min": 1, "max": 10})
+    embed_backoff_s: float = field(default=0.5, metadata={"env": "REGRAG_EMBED_BACKOFF_S", "min": 0.0})
+    embed_max_texts: int = field(default=250, metadata={"env": "REGRAG_EMBED_MAX_TEXTS", "min": 1, "max": 250})
+    embed_max_tokens: int = field(default=20000, metadata={"env": "REGRAG_EMBED_MAX_TOKENS", "min": 1, "max": 20000})
+    gcs_timeout_s: float = field(default=30.0, metadata={"env": "REGRAG_GCS_TIMEOUT_S", "min": 0.1})
+    pubsub_timeout_s: float = field(default=30.0, metadata={"env": "REGRAG_PUBSUB_TIMEOUT_S", "min": 0.1})
+    chunkmap_cache_s: float = field(default=30.0, metadata={"env": "REGRAG_CHUNKMAP_CACHE_S", "min": 0.0})
+    lexicon_refresh_s: float = field(default=600.0, metadata={"env": "REGRAG_LEXICON_REFRESH_S", "min": 0.0})
+    # Anserini's BM25 defaults; they beat 1.2/0.75 on the dev set (see bench/README.md)
+    bm25_k1: float = field(default=0.9, metadata={"env": "REGRAG_BM25_K1", "min": 0.0})
+    bm25_b: float = field(default=0.4, metadata={"env": "REGRAG_BM25_B", "min": 0.0, "max": 1.0})
+    # GCP only (Vertex sparse weights are written once): the sample corpus averages 198 terms (words + characters)
+    bm25_avgdl: float = field(default=198.0, metadata={"env": "REGRAG_BM25_AVGDL", "min": 1.0})
+    gemini_key_ref: str | None = field(default=None, metadata={"env": "REGRAG_GEMINI_SECRET"})  # Secret Manager id
+    # emulators and test fakes only (plaintext, no credentials); never set in production
+    vertex_emulator_host: str | None = field(default=None, metadata={"env": "REGRAG_VERTEX_EMULATOR_HOST"})
+    embeddings_emulator_url: str | None = field(default=None, metadata={"env": "REGRAG_EMBEDDINGS_EMULATOR_URL"})
+    key_store_emulator_host: str | None = field(default=None, metadata={"env": "REGRAG_SECRETMANAGER_EMULATOR_HOST"})
     log_level: str = field(
         default="INFO", metadata={"env": "LOG_LEVEL", "choices": ("DEBUG", "INFO", "WARNING", "ERROR")}
     )
@@ -94,6 +154,7 @@ class Settings:
                 values[f.name] = _convert(f, raw)
             except ValueError as exc:
                 problems.append(f"{env}={'<hidden>' if f.metadata.get('secret') else raw!r}: {exc}")
+        problems.extend(gcp_problems(values))
         if problems:
             raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
         return cls(**values)
@@ -111,24 +172,42 @@ class Settings:
         return out
 
 
+def gcp_problems(values: Mapping[str, Any]) -> list[str]:
+    """With mode gcp: one line naming every missing required variable, one per malformed resource name."""
+    if values.get("mode", "local") != "gcp":
+        return []
+    problems: list[str] = []
+    required = [f for f in fields(Settings) if f.metadata.get("gcp") == "required"]
+    missing = [f.metadata["env"] for f in required if not values.get(f.name)]
+    if missing:
+        problems.append(f"REGRAG_MODE=gcp needs {', '.join(missing)} (no defaults: each names a real resource)")
+    for f in fields(Settings):
+        value, pattern = values.get(f.name), f.metadata.get("pattern")
+        if pattern and value and not re.fullmatch(pattern, str(value)):
+            problems.append(f"{f.metadata['env']}={value!r}: expected {pattern}")
+    return problems
+
+
 def _convert(f: Any, raw: str) -> Any:
     kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    optional = "None" in kind
+    base = kind.replace("| None", "").replace("None |", "").strip()
     raw = raw.strip()
-    if kind == "bool":
+    if optional and raw == "":
+        return None
+    if base == "bool":
         low = raw.lower()
         if low in _TRUE:
             return True
         if low in _FALSE:
             return False
         raise ValueError("expected true/false")
-    if kind == "int":
+    if base == "int":
         value: Any = int(raw)
-    elif kind == "float":
+    elif base == "float":
         value = float(raw)
-    elif "Path" in kind:
-        return Path(raw) if raw else None
-    elif "None" in kind:
-        return raw or None
+    elif base == "Path":
+        return Path(raw)
     else:
         value = raw
     choices = f.metadata.get("choices")

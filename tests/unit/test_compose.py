@@ -111,3 +111,13 @@ def test_keywords_drop_question_words():
 def test_chinese_ratio():
     assert chinese_ratio("并网要点") == 1.0
     assert chinese_ratio("abc并") == 0.25
+
+
+def test_relevance_floor_needs_both_signals_weak_to_abstain():
+    from regrag.pipeline.compose import RelevanceFloor
+
+    floor = RelevanceFloor(coverage=0.45, dense=0.89, coverage_alone=0.25)
+    assert floor.weak(0.30, 0.85)  # little keyword overlap and a distant best vector: abstain
+    assert not floor.weak(0.30, 0.93)  # a close vector keeps it (lay wording, statute words differ)
+    assert not floor.weak(0.60, 0.80)  # strong keyword coverage keeps it
+    assert floor.weak(0.20, None) and not floor.weak(0.30, None)  # no dense score known: coverage alone

@@ -43,6 +43,28 @@ _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 @dataclass(frozen=True)
+class RelevanceFloor:
+    """When to say "no matching provision" instead of quoting the best of a bad lot.
+
+    Abstain when the best of the top candidates is weak on both signals: keyword coverage below `coverage`
+    and dense similarity below `dense`. When no dense score is known (a /compose call with bare ids), coverage
+    below `coverage_alone` decides. A candidate whose own coverage is below `quote` is never quoted (it stays
+    visible as evidence). Calibrated on the dev set for the local e5 model (see bench/README.md); a different
+    embedding model has another cosine scale, so `dense` must be set for it (REGRAG_DENSE_FLOOR).
+    """
+
+    coverage: float = 0.45
+    dense: float | None = 0.89
+    coverage_alone: float = 0.25
+    quote: float = 0.2
+
+    def weak(self, best_coverage: float, best_dense: float | None) -> bool:
+        if best_dense is None or self.dense is None:
+            return best_coverage < self.coverage_alone
+        return best_coverage < self.coverage and best_dense < self.dense
+
+
+@dataclass(frozen=True)
 class Keyword:
     term: str
     weight: float
@@ -172,22 +194,24 @@ def compose_answer(
     source_text: Callable[[str], str | None],
     top_n: int = 5,
     max_bullets: int = 4,
-    relevance_floor: float = 0.25,
+    floor: RelevanceFloor | None = None,
     document_meta: Callable[[str], DocumentMeta | None] | None = None,
 ) -> Answer:
     """Build the answer from the first `top_n` candidates (already in final order).
 
     Args:
         source_text: doc_id → the stored document text, which every span must be a substring of.
-        relevance_floor: minimum keyword coverage (0–1) of the best candidate; below it, abstain.
+        floor: when the candidates are too weak to quote (see RelevanceFloor).
         document_meta: doc_id → stored metadata, used to name newer versions of cited documents.
     """
     if not question.strip():
         raise InvalidInput("question is empty")
     keywords = question_keywords(question)
     top = list(candidates[:top_n])
+    floor = floor or RelevanceFloor()
     relevance = [coverage(c.chunk.text + c.chunk.breadcrumb, keywords) for c in top]
-    if not top or max(relevance, default=0.0) < relevance_floor:
+    dense = [c.dense_score for c in candidates if c.dense_score is not None]
+    if not top or floor.weak(max(relevance, default=0.0), max(dense) if dense else None):
         return _abstain(question, filters)
 
     texts: dict[str, str | None] = {}
@@ -196,7 +220,7 @@ def compose_answer(
     for cand, rel in zip(top, relevance, strict=True):
         if len(bullets) >= max_bullets:
             break
-        if rel < relevance_floor:
+        if rel < floor.quote:
             continue  # keep weak candidates out of the quotes; they stay visible as evidence
         doc_id = cand.chunk.doc_id
         if doc_id not in texts:

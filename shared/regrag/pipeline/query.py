@@ -7,12 +7,12 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import Chunk, DocumentMeta, Filters
-from regrag.pipeline.compose import compose_answer
+from regrag.pipeline.compose import RelevanceFloor, compose_answer
 from regrag.pipeline.filters import parse_filters
 from regrag.pipeline.rerank import rerank_candidates
 from regrag.pipeline.retrieve import Retriever
@@ -42,7 +42,7 @@ class QueryOptions:
     rerank_top_n: int = 5
     compose_top_n: int = 5
     max_bullets: int = 4
-    relevance_floor: float = 0.25
+    floor: RelevanceFloor = field(default_factory=RelevanceFloor)
     corpus_timeout_s: float = 3.0
 
 
@@ -188,7 +188,7 @@ def answer_question(
         source_text=source_text,
         top_n=options.compose_top_n,
         max_bullets=options.max_bullets,
-        relevance_floor=options.relevance_floor,
+        floor=options.floor,
         document_meta=document_meta,
     )
     timings["compose"] = round((time.perf_counter() - t) * 1000, 2)

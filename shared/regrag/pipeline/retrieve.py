@@ -27,8 +27,8 @@ class RetrievalConfig:
     top_k: int = 12
     dense_k: int = 50
     lexical_k: int = 50
-    rrf_k: int = 60
-    dense_weight: float = 1.0
+    rrf_k: int = 20
+    dense_weight: float = 0.5
     lexical_weight: float = 1.0
 
 
