@@ -7,7 +7,8 @@ Baselines rank whole articles (the unit the gold labels use) with rank_bm25's BM
   - whitespace BM25: tokens are `\\w+` runs, what an English-default tokenizer (LlamaIndex's) does to Chinese;
   - single-character BM25: every CJK character a token;
   - jieba BM25: jieba search-mode words (the same segmenter and dictionary as ours), alone.
-Ours: dense alone, lexical (FTS5, jieba) alone, hybrid (RRF), and the full query path (hybrid → rerank).
+Ours: dense alone, lexical (our BM25 over jieba words + single characters) alone, hybrid (RRF), and the full
+query path (hybrid → rerank → compose).
 Every method sees only the articles that pass the question's filters (including as_of), as the eval README says.
 """
 
@@ -24,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from _common import DEFAULT_EVAL
-
 from regrag.config import Settings
 from regrag.evaluation import score_ranking, unique_articles
 from regrag.pipeline.filters import parse_filters
@@ -70,7 +70,8 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=10)
     args = ap.parse_args()
 
-    app = build_app(Settings.from_env({"LOG_LEVEL": "WARNING"}, data_dir=args.data_dir))
+    # no query-embedding cache: each method pays for its own embedding, so latencies compare
+    app = build_app(Settings.from_env({"LOG_LEVEL": "WARNING"}, data_dir=args.data_dir, query_cache_size=0))
     questions = [json.loads(x) for x in args.questions.read_text(encoding="utf-8").splitlines() if x.strip()]
     answerable = [q for q in questions if q.get("answerable", True) and q.get("relevant")]
 
@@ -81,11 +82,16 @@ def main() -> None:
         for chunk in app.s.store.document_chunks(meta.doc_id):
             texts[(chunk.article, chunk.ordinal)].append(chunk.search_text)
         units.extend((meta, label, "\n".join(parts)) for (label, _), parts in texts.items())
-    print(f"{len(units)} articles in {len(app.s.store.list_documents())} documents; {len(answerable)} answerable questions")
+    print(
+        f"{len(units)} articles in {len(app.s.store.list_documents())} documents; {len(answerable)} answerable questions"
+    )
 
     methods: dict[str, Any] = {}
-    for name, tok in (("whitespace BM25 (\\w+ tokens)", whitespace_tokens), ("single-character BM25", char_tokens),
-                      ("jieba BM25 alone", tokenize)):
+    for name, tok in (
+        ("whitespace BM25 (\\w+ tokens)", whitespace_tokens),
+        ("single-character BM25", char_tokens),
+        ("jieba BM25 alone", tokenize),
+    ):
         t = time.perf_counter()
         bm25 = BM25Okapi([tok(text) or ["∅"] for _, _, text in units])
         print(f"built {name} in {time.perf_counter() - t:.1f} s")
@@ -99,11 +105,18 @@ def main() -> None:
         methods[name] = run
 
     base = app.s.retriever
-    for name, cfg in (("ours: dense alone", replace(base.config, lexical_weight=0.0)),
-                      ("ours: lexical (FTS5 + jieba) alone", replace(base.config, dense_weight=0.0)),
-                      ("ours: hybrid (RRF)", base.config)):
-        retriever = Retriever(embedder=base.embedder, vectors=base.vectors, lexical=base.lexical, store=base.store,
-                              config=RetrievalConfig(**{**cfg.__dict__}))
+    for name, cfg in (
+        ("ours: dense alone", replace(base.config, lexical_weight=0.0)),
+        ("ours: lexical alone (BM25, jieba words + characters)", replace(base.config, dense_weight=0.0)),
+        ("ours: hybrid (RRF)", base.config),
+    ):
+        retriever = Retriever(
+            embedder=base.embedder,
+            vectors=base.vectors,
+            lexical=base.lexical,
+            store=base.store,
+            config=RetrievalConfig(**{**cfg.__dict__}),
+        )
 
         def run_ours(q: dict[str, Any], retriever: Retriever = retriever, cfg: Any = cfg) -> list[tuple[str, str]]:
             filters = effective_filters(parse_filters(q.get("filters")))
@@ -138,7 +151,9 @@ def main() -> None:
     print(f"| method | nDCG@10 | Recall@5 | Recall@{args.k} | MRR | p50 ms |")
     print("|---|---|---|---|---|---|")
     for name, m, p50 in rows:
-        print(f"| {name} | {m['ndcg@10']:.3f} | {m['recall@5']:.3f} | {m[f'recall@{args.k}']:.3f} | {m['mrr']:.3f} | {p50:.1f} |")
+        print(
+            f"| {name} | {m['ndcg@10']:.3f} | {m['recall@5']:.3f} | {m[f'recall@{args.k}']:.3f} | {m['mrr']:.3f} | {p50:.1f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 from _common import DEFAULT_CORPUS, DEFAULT_EVAL, pct
-
 from regrag.cli import _storage_event, discover
 from regrag.config import Settings
 from regrag.pipeline.ingest import SIDECAR_SUFFIX
@@ -56,8 +55,10 @@ def main() -> None:
     if len(ordered) < 5:
         raise SystemExit(f"need at least 5 corpora, the index has {ordered}")
     sizes = {n: ordered[:n] for n in (1, 3, 5)}
-    print(f"index: {app.s.store.stats()['chunks']} chunks in {len(names)} corpora; 1 → {sizes[1]}, 3 → {sizes[3]}, "
-          f"5 → {sizes[5]}")
+    print(
+        f"index: {app.s.store.stats()['chunks']} chunks in {len(names)} corpora; 1 → {sizes[1]}, 3 → {sizes[3]}, "
+        f"5 → {sizes[5]}"
+    )
     questions = [json.loads(x)["question"] for x in args.questions.read_text(encoding="utf-8").splitlines() if x]
     timings: dict[int, list[float]] = {n: [] for n in sizes}
     for round_no in range(args.rounds + 1):
@@ -73,7 +74,9 @@ def main() -> None:
     print("| corpora | p50 ms | p95 ms | p50 / one corpus |")
     print("|---|---|---|---|")
     for n, values in timings.items():
-        print(f"| {n} | {statistics.median(values):.1f} | {pct(values, 95):.1f} | {statistics.median(values) / base:.2f} |")
+        print(
+            f"| {n} | {statistics.median(values):.1f} | {pct(values, 95):.1f} | {statistics.median(values) / base:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 from _common import DEFAULT_CORPUS, peak_rss_mb
-
 from regrag.cli import _storage_event, discover
 from regrag.config import Settings
 from regrag.pipeline.ingest import SIDECAR_SUFFIX
@@ -65,7 +64,9 @@ def main() -> None:
     cache = getattr(app.s.embedder, "cache", None)
     print(f"corpus            {args.corpus} ({len(manifest)} documents)")
     print(f"embedder          {app.s.embedder.model_id}")
-    print(f"documents         {stats['documents']} ingested, {failed} failed, {len(app.s.bus.dead_letters)} dead letters")
+    print(
+        f"documents         {stats['documents']} ingested, {failed} failed, {len(app.s.bus.dead_letters)} dead letters"
+    )
     print(f"chunks            {stats['chunks']}")
     print(f"wall time         {wall:.1f} s  ({len(uploads) / wall:.1f} docs/s, {stats['chunks'] / wall:.0f} chunks/s)")
     if cache is not None:

@@ -63,6 +63,15 @@ def build_embedder(settings: Settings) -> Embedder:
     return CachingEmbedder(inner, SqliteVectorCache(settings.vector_cache_path))
 
 
+def limit_blas_threads() -> None:
+    """One BLAS thread per process. The local search's matrix products are small (2–3 ms on one core), and
+    OpenBLAS threads that spin after each product starve the embedder's OpenMP threads: measured here, query
+    embedding went from 22 to 111 ms p50 with two BLAS threads (bench/query_latency.py)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
 def query_options_from(settings: Settings) -> QueryOptions:
     return QueryOptions(
         rerank_enabled=settings.rerank,
@@ -127,6 +136,7 @@ def build_services(settings: Settings) -> Services:
 
     logs.configure(settings.log_level)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    limit_blas_threads()
     embedder = QueryEmbeddingCache(build_embedder(settings), settings.query_cache_size)
     db = SqliteIndex(
         settings.index_path, embedder.dimension, embedder.model_id, Bm25Params(settings.bm25_k1, settings.bm25_b)
