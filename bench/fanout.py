@@ -42,9 +42,16 @@ def main() -> None:
     ap.add_argument("--build", action="store_true")
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--vector-cache", type=Path)
+    ap.add_argument(
+        "--cached",
+        action="store_true",
+        help="keep the query-embedding cache on: times retrieval alone (the embedding is shared)",
+    )
     args = ap.parse_args()
 
     overrides: dict[str, object] = {"data_dir": args.data_dir, "rerank": False}
+    if not args.cached:
+        overrides["query_cache_size"] = 0
     if args.vector_cache:
         overrides["vector_cache"] = args.vector_cache
     app = build_app(Settings.from_env({"LOG_LEVEL": "WARNING"}, **overrides))
