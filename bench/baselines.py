@@ -82,9 +82,8 @@ def main() -> None:
         for chunk in app.s.store.document_chunks(meta.doc_id):
             texts[(chunk.article, chunk.ordinal)].append(chunk.search_text)
         units.extend((meta, label, "\n".join(parts)) for (label, _), parts in texts.items())
-    print(
-        f"{len(units)} articles in {len(app.s.store.list_documents())} documents; {len(answerable)} answerable questions"
-    )
+    documents = len(app.s.store.list_documents())
+    print(f"{len(units)} articles in {documents} documents; {len(answerable)} answerable questions")
 
     methods: dict[str, Any] = {}
     for name, tok in (
@@ -151,9 +150,8 @@ def main() -> None:
     print(f"| method | nDCG@10 | Recall@5 | Recall@{args.k} | MRR | p50 ms |")
     print("|---|---|---|---|---|---|")
     for name, m, p50 in rows:
-        print(
-            f"| {name} | {m['ndcg@10']:.3f} | {m['recall@5']:.3f} | {m[f'recall@{args.k}']:.3f} | {m['mrr']:.3f} | {p50:.1f} |"
-        )
+        recall_k = m[f"recall@{args.k}"]
+        print(f"| {name} | {m['ndcg@10']:.3f} | {m['recall@5']:.3f} | {recall_k:.3f} | {m['mrr']:.3f} | {p50:.1f} |")
 
 
 if __name__ == "__main__":

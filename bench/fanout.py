@@ -81,9 +81,8 @@ def main() -> None:
     print("| corpora | p50 ms | p95 ms | p50 / one corpus |")
     print("|---|---|---|---|")
     for n, values in timings.items():
-        print(
-            f"| {n} | {statistics.median(values):.1f} | {pct(values, 95):.1f} | {statistics.median(values) / base:.2f} |"
-        )
+        p50 = statistics.median(values)
+        print(f"| {n} | {p50:.1f} | {pct(values, 95):.1f} | {p50 / base:.2f} |")
 
 
 if __name__ == "__main__":
