@@ -152,6 +152,11 @@ def evaluate(
         }
         if q.get("answerable", True) and q.get("relevant"):
             row.update(score_ranking(ranked, q["relevant"], k))
+            if "confidence" in resp and resp["bullets"]:
+                first = resp["bullets"][0]["citation"]
+                grades = {(r["doc_id"], r["article"]): int(r["grade"]) for r in q["relevant"]}
+                row["confidence"] = resp["confidence"]["level"]
+                row["top_citation_grade"] = grades.get((first["doc_id"], first["article"]), 0)
         for bullet in resp["bullets"]:
             spans_total += 1
             cite = bullet["citation"]
@@ -180,6 +185,15 @@ def evaluate(
     latency = {
         stage: {"p50": round(statistics.median(v), 1), "p95": round(_pct(v, 95), 1)} for stage, v in timings.items()
     }
+    reliability: dict[str, dict[str, Any]] = {}
+    for level in ("high", "medium", "low"):
+        subset = [r for r in answerable if r.get("confidence") == level]
+        if subset:
+            reliability[level] = {
+                "n": len(subset),
+                "top_citation_grade3": round(sum(r["top_citation_grade"] == 3 for r in subset) / len(subset), 3),
+                "top_citation_graded": round(sum(r["top_citation_grade"] >= 2 for r in subset) / len(subset), 3),
+            }
     by_type: dict[str, dict[str, float]] = {}
     for qtype in sorted({str(r.get("type")) for r in answerable}):
         subset = [r for r in answerable if str(r.get("type")) == qtype]
@@ -192,6 +206,7 @@ def evaluate(
     return {
         "mode": mode,
         "context": context,
+        "reliability": reliability,
         "by_type": by_type,
         "questions": len(questions),
         "answerable_scored": len(answerable),
@@ -216,6 +231,12 @@ def format_table(report: dict[str, Any]) -> str:
     )
     lines += ["", "| stage | p50 ms | p95 ms |", "|---|---|---|"]
     lines += [f"| {stage} | {v['p50']} | {v['p95']} |" for stage, v in sorted(report["latency_ms"].items())]
+    if report.get("reliability"):
+        lines += ["", "| confidence | answers | top citation grade 3 | top citation grade ≥ 2 |", "|---|---|---|---|"]
+        lines += [
+            f"| {lvl} | {v['n']} | {v['top_citation_grade3']:.0%} | {v['top_citation_graded']:.0%} |"
+            for lvl, v in report["reliability"].items()
+        ]
     if report.get("by_type"):
         lines += ["", f"| question type | n | nDCG@10 | Recall@{report['k']} |", "|---|---|---|---|"]
         recall = f"recall@{report['k']}"

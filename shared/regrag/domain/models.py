@@ -166,6 +166,7 @@ class Candidate:
     rerank_score: float | None = None
     rerank_reason: str | None = None
     corpora: tuple[str, ...] = ()  # every corpus that returned this document + article (after collapsing)
+    fused_score: float | None = None  # the dense + lexical RRF score within its corpus (before the corpus merge)
 
     def to_dict(self) -> dict[str, Any]:
         """The API shape: {id, doc_id, article, title, score, text, corpus, corpora, metadata}."""
@@ -197,6 +198,7 @@ class Candidate:
                 "lexical_rank": self.lexical_rank,
                 "dense_score": None if self.dense_score is None else round(self.dense_score, 6),
                 "lexical_score": None if self.lexical_score is None else round(self.lexical_score, 6),
+                "fused_score": None if self.fused_score is None else round(self.fused_score, 6),
                 "rerank_score": self.rerank_score,
                 "rerank_reason": self.rerank_reason,
             },

@@ -290,6 +290,15 @@ def compose_answer(
     return answer
 
 
+def with_caution(answer: Answer) -> Answer:
+    """The same quotes, with a line after the heading saying they may not answer the question."""
+    from regrag.pipeline.confidence import CAUTION
+
+    head, _, rest = answer.answer_zh.partition("\n")
+    text = f"{head}\n- {CAUTION}\n{rest}"
+    return replace(answer, answer_zh=text, chinese_ratio=chinese_ratio(text))
+
+
 def _abstain(question: str, filters: Filters, dropped: int = 0) -> Answer:
     scope = heading_for(question, filters).replace("要点", "")
     text = f"{ABSTAIN_TITLE}（{scope}）\n- {ABSTAIN_TEXT}"

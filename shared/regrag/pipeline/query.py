@@ -12,7 +12,8 @@ from typing import Any
 
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import Chunk, DocumentMeta, Filters
-from regrag.pipeline.compose import RelevanceFloor, compose_answer
+from regrag.pipeline.compose import RelevanceFloor, compose_answer, question_keywords, with_caution
+from regrag.pipeline.confidence import assess
 from regrag.pipeline.filters import parse_filters
 from regrag.pipeline.rerank import rerank_candidates
 from regrag.pipeline.retrieve import Retriever
@@ -191,6 +192,11 @@ def answer_question(
         floor=options.floor,
         document_meta=document_meta,
     )
+    confidence = assess(
+        ranked, answer, question_keywords(request.question), rerank_status=status, dense_floor=options.floor.dense
+    )
+    if confidence.level == "low" and not answer.abstained:
+        answer = with_caution(answer)
     timings["compose"] = round((time.perf_counter() - t) * 1000, 2)
     extra: dict[str, Any] = {}
     if request.context:
@@ -203,6 +209,7 @@ def answer_question(
         **extra,
         "query_id": uuid.uuid4().hex,
         **answer.to_dict(),
+        "confidence": confidence.to_dict(),
         "candidates": [c.to_dict() for c in ranked],
         "rerank_status": status,
         "corpus_stats": [s.to_dict() for s in retrieval.corpus_stats],

@@ -168,6 +168,7 @@ class Retriever:
             Candidate(
                 chunk=chunks[f.chunk_id],
                 score=f.score,
+                fused_score=f.score,
                 dense_rank=f.ranks[0],
                 lexical_rank=f.ranks[1],
                 dense_score=f.scores[0],
