@@ -8,7 +8,7 @@ PORT ?= 8080
 SAMPLE := shared/sample_corpus
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run ingest serve test test-fast lint fmt typecheck bench eval browser-deps clean
+.PHONY: run ingest serve test test-fast lint fmt typecheck bench eval browser-deps emulator-deps clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,8 +35,8 @@ ingest: $(VENV)/.runtime
 serve: $(VENV)/.runtime
 	$(BIN)/regrag serve --host $(HOST) --port $(PORT)
 
-## test: install what the tests need (venv, pip, browser) and run the whole suite
-test: $(VENV)/.dev browser-deps
+## test: install what the tests need (venv, pip, browser, emulators) and run the whole suite
+test: $(VENV)/.dev browser-deps emulator-deps
 	$(BIN)/python -m pytest
 
 test-fast: $(VENV)/.dev
@@ -44,6 +44,9 @@ test-fast: $(VENV)/.dev
 
 browser-deps:
 	@bash tests/browser/install.sh
+
+emulator-deps:
+	@bash tests/gcp/install.sh
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check shared tests functions bench

@@ -5,6 +5,7 @@ records feedback (POST /feedback): see regrag.server.dispatch.
 """
 
 import functions_framework
+
 from regrag.server import dispatch
 from regrag.wiring import get_app
 

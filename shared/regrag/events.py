@@ -30,12 +30,22 @@ PUBSUB_PUBLISHED = "google.cloud.pubsub.topic.v1.messagePublished"
 T = TypeVar("T")
 
 
+# Cloud Storage Pub/Sub notifications (attribute eventType) → the CloudEvent types above
+_NOTIFICATION_TYPES = {
+    "OBJECT_FINALIZE": GCS_FINALIZED,
+    "OBJECT_DELETE": GCS_DELETED,
+    "OBJECT_ARCHIVE": GCS_ARCHIVED,
+    "OBJECT_METADATA_UPDATE": GCS_METADATA_UPDATED,
+}
+
+
 @dataclass(frozen=True)
 class StorageEvent:
     type: str
     bucket: str
     name: str
     generation: int
+    overwritten_by: int | None = None  # a removal caused by an overwrite: the generation that replaced it
 
     @property
     def is_removal(self) -> bool:
@@ -100,6 +110,27 @@ def decode_pubsub_payload(event: Any) -> tuple[dict[str, Any], dict[str, str]]:
         raise InvalidInput("Pub/Sub message payload must be a JSON object")
     attributes = message.get("attributes") or {}
     return payload, {str(k): str(v) for k, v in attributes.items()}
+
+
+def decode_storage_notification(payload: dict[str, Any], attributes: dict[str, str]) -> StorageEvent | None:
+    """A Cloud Storage Pub/Sub notification (payload format JSON_API_V1) → StorageEvent; None for any other
+    message. Names come from the `objectId` attribute or the object resource, never from a header."""
+    kind = attributes.get("eventType")
+    if kind is None:
+        return None
+    if kind not in _NOTIFICATION_TYPES:
+        raise InvalidInput(f"unexpected Cloud Storage notification eventType {kind!r}")
+    name = attributes.get("objectId") or payload.get("name")
+    bucket = attributes.get("bucketId") or payload.get("bucket")
+    if not isinstance(name, str) or not name or not isinstance(bucket, str) or not bucket:
+        raise InvalidInput("Cloud Storage notification needs bucketId and objectId")
+    try:
+        generation = int(attributes.get("objectGeneration") or payload.get("generation") or 0)
+        overwritten = attributes.get("overwrittenByGeneration")
+        overwritten_by = int(overwritten) if overwritten else None
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"Cloud Storage notification has a non-integer generation: {exc}") from exc
+    return StorageEvent(_NOTIFICATION_TYPES[kind], bucket, name, generation, overwritten_by)
 
 
 def decode_message(payload: dict[str, Any]) -> Message:

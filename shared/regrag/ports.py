@@ -211,3 +211,37 @@ class FeedbackStore(Protocol):
     def list_feedback(self) -> list[dict[str, Any]]:
         """Every feedback record joined with its query record (key `query`), oldest first."""
         ...
+
+
+@runtime_checkable
+class TermStatistics(Protocol):
+    """A lexical index that cannot count document frequencies itself (Vertex sparse vectors; the local one can).
+
+    The reconcile job counts them over the chunk store and hands them over; the index uses them for idf.
+    """
+
+    def update_statistics(
+        self, chunks: int, document_frequency: dict[str, int], body_tokens: int, title_tokens: int
+    ) -> None:
+        """`chunks` counted; `document_frequency[token]` = chunks containing it; total body and title tokens."""
+        ...
+
+
+@runtime_checkable
+class QuestionIndex(Protocol):
+    """Vectors of the questions each chunk answers (generated at ingest), beside the chunk vectors.
+
+    A search ranks chunks by their best-matching question, with the same metadata filters applied inside the
+    search, before top-k. Local: SqliteQuestionIndex; GCP has no implementation yet (the setting is refused).
+    """
+
+    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[np.ndarray]]) -> None:
+        """Replace each chunk's question vectors by `vectors[i]` (possibly none); an older generation never
+        replaces a newer one (a redelivered message)."""
+        ...
+
+    def delete(self, chunk_ids: Sequence[str]) -> None: ...
+
+    def search(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
+        """Chunks by their best question's cosine similarity to `vector` (score), best first."""
+        ...

@@ -262,3 +262,20 @@ class IndexContract:
         assert stats["documents"] == 2 and stats["chunks"] == 3
         assert {c["corpus"]: c["chunks"] for c in stats["corpora"]} == {"guangdong": 1, "national": 2}
         assert dt.date.fromisoformat(stats["last_ingest"][:10])
+
+
+class FailureRecorderContract:
+    @pytest.fixture
+    def recorder(self):
+        raise NotImplementedError
+
+    def test_records_are_listed_oldest_first_and_by_stage(self, recorder):
+        recorder.record("ingest", "政策/空文件.md", "unsupported_document", {"error": "empty file"})
+        recorder.record("upsert", "doc-a", "invalid_input", {"error": "missing fields ['chunks']"})
+        recorder.record("ingest", "docs/photo.md", "unsupported_document", {"error": "binary"})
+        ingest = recorder.list("ingest")
+        assert [r["key"] for r in ingest] == ["政策/空文件.md", "docs/photo.md"]
+        assert ingest[0]["reason"] == "unsupported_document" and ingest[0]["error"] == "empty file"
+        assert ingest[0]["stage"] == "ingest" and dt.datetime.fromisoformat(ingest[0]["time"])
+        assert [r["stage"] for r in recorder.list()] == ["ingest", "upsert", "ingest"]
+        assert recorder.list("embed") == []

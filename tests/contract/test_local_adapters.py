@@ -6,11 +6,12 @@ import pytest
 from regrag.adapters.local.blobstore import DiskBlobStore
 from regrag.adapters.local.bus import InProcessBus
 from regrag.adapters.local.embedders import E5Embedder, HashEmbedder
+from regrag.adapters.local.failures import JsonlFailureRecorder
 from regrag.adapters.local.sqlite_index import SqliteIndex, SqliteLexicalIndex, SqliteVectorIndex
 from regrag.adapters.local.vector_cache import CachingEmbedder, SqliteVectorCache
 from regrag.domain.errors import InvalidInput
 
-from contracts import BlobStoreContract, EmbedderContract, IndexContract, PublisherContract
+from contracts import BlobStoreContract, EmbedderContract, FailureRecorderContract, IndexContract, PublisherContract
 
 
 class TestDiskBlobStore(BlobStoreContract):
@@ -112,3 +113,9 @@ class TestSqliteIndex(IndexContract):
             vectors.upsert([chunk], [np.ones(8, np.float32)])
         with pytest.raises(InvalidInput, match="non-finite"):
             vectors.upsert([chunk], [np.full(16, np.nan, np.float32)])
+
+
+class TestJsonlFailureRecorder(FailureRecorderContract):
+    @pytest.fixture
+    def recorder(self, tmp_path):
+        return JsonlFailureRecorder(tmp_path / "failures.jsonl")

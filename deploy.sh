@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# Deploy regrag's Cloud Functions (2nd gen): stage build/<fn>/ = main.py + regrag/ + a trimmed
+# requirements.txt, then `gcloud functions deploy`. Infrastructure (buckets, topics, index, service accounts,
+# IAM, scheduler) comes from infra/ (Terraform); see infra/README.md for the order of the steps.
+#
+#   ./deploy.sh [--dry-run] [function ...]     no function: all of them, in flow order
+#
+# --dry-run stages the bundles and prints every gcloud command instead of running it (placeholders such as
+# EVENTARC_SUBSCRIPTION_OF_embed stand for values a real run reads back from gcloud).
+#
+# Configuration is the environment, the same variables the functions read (`terraform -chdir=infra output
+# -raw deploy_env` prints them): REGRAG_GCP_PROJECT REGRAG_GCP_REGION REGRAG_BUCKET REGRAG_STATE_BUCKET
+# REGRAG_VERTEX_INDEX REGRAG_VERTEX_INDEX_ENDPOINT REGRAG_VERTEX_DEPLOYED_INDEX_ID REGRAG_VERTEX_PUBLIC_HOST;
+# optional: REGRAG_TOPIC_CHUNKED REGRAG_TOPIC_EMBEDDED REGRAG_EMBEDDING_MODEL REGRAG_EMBEDDING_DIMENSION
+# REGRAG_GEMINI_SECRET (a Secret Manager secret id; mounted as GEMINI_API_KEY where the table says gemini).
+set -euo pipefail
+
+# In flow order. trigger: bucket (object finalized) | topic:chunked | topic:embedded | http.
+# retry: event functions only (failed events are redelivered, then dead-lettered after 5 attempts).
+# ingress: internal = only Google services and the VPC reach it (Eventarc and Pub/Sub count as internal).
+# function   trigger         memory  timeout  retry  service account     secrets  ingress
+readonly FUNCTIONS_TABLE="
+ingest       bucket          1Gi     300s     yes    regrag-ingest       -        internal
+embed        topic:chunked   512Mi   300s     yes    regrag-embed        -        internal
+upsert       topic:embedded  1Gi     300s     yes    regrag-upsert       -        internal
+query        http            1Gi     60s      no     regrag-query        gemini   all
+rerank       http            512Mi   30s      no     regrag-rerank       gemini   internal
+compose      http            512Mi   30s      no     regrag-compose      -        internal
+reconcile    http            1Gi     900s     no     regrag-reconcile    -        all
+"
+readonly RUNTIME=python311 # the interpreter the tests run on (3.11)
+readonly MAX_DELIVERY_ATTEMPTS=5
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+readonly ROOT=$root
+readonly BUILD="${REGRAG_BUILD_DIR:-$ROOT/build}" # where bundles are staged
+DRY_RUN=0
+PROJECT_NUMBER=""
+exec 3>&1 # dry-run output goes here even from inside $(...)
+
+die() {
+  echo "deploy.sh: $*" >&2
+  exit 1
+}
+
+# Print a command as shell words (dry run), or run it.
+run() {
+  if ((DRY_RUN)); then
+    printf '%q ' "$@" >&3
+    printf '\n' >&3
+  else
+    "$@"
+  fi
+}
+
+# Run a command and print its output; in a dry run, print the command and output the placeholder $1.
+capture() {
+  local placeholder=$1
+  shift
+  if ((DRY_RUN)); then
+    printf '%q ' "$@" >&3
+    printf '\n' >&3
+    printf '%s\n' "$placeholder"
+  else
+    "$@"
+  fi
+}
+
+row_of() {
+  local fn=$1 row
+  while read -r row; do
+    [[ -z $row ]] && continue
+    [[ ${row%% *} == "$fn" ]] && {
+      printf '%s\n' "$row"
+      return 0
+    }
+  done <<<"$FUNCTIONS_TABLE"
+  return 1
+}
+
+all_functions() {
+  local name _
+  while read -r name _; do
+    [[ -n $name ]] && printf '%s\n' "$name"
+  done <<<"$FUNCTIONS_TABLE"
+}
+
+check_env() {
+  local missing=() name
+  for name in REGRAG_GCP_PROJECT REGRAG_GCP_REGION REGRAG_BUCKET REGRAG_STATE_BUCKET REGRAG_VERTEX_INDEX \
+    REGRAG_VERTEX_INDEX_ENDPOINT REGRAG_VERTEX_DEPLOYED_INDEX_ID REGRAG_VERTEX_PUBLIC_HOST; do
+    [[ -n ${!name:-} ]] || missing+=("$name")
+  done
+  ((${#missing[@]} == 0)) || die "set ${missing[*]} (terraform -chdir=infra output -raw deploy_env prints them)"
+}
+
+# The env vars every function gets: what regrag.config.Settings needs in gcp mode.
+env_vars() {
+  local vars=(
+    "REGRAG_MODE=gcp"
+    "REGRAG_GCP_PROJECT=$REGRAG_GCP_PROJECT"
+    "REGRAG_GCP_REGION=$REGRAG_GCP_REGION"
+    "REGRAG_BUCKET=$REGRAG_BUCKET"
+    "REGRAG_STATE_BUCKET=$REGRAG_STATE_BUCKET"
+    "REGRAG_VERTEX_INDEX=$REGRAG_VERTEX_INDEX"
+    "REGRAG_VERTEX_INDEX_ENDPOINT=$REGRAG_VERTEX_INDEX_ENDPOINT"
+    "REGRAG_VERTEX_DEPLOYED_INDEX_ID=$REGRAG_VERTEX_DEPLOYED_INDEX_ID"
+    "REGRAG_VERTEX_PUBLIC_HOST=$REGRAG_VERTEX_PUBLIC_HOST"
+    "REGRAG_TOPIC_CHUNKED=$TOPIC_CHUNKED"
+    "REGRAG_TOPIC_EMBEDDED=$TOPIC_EMBEDDED"
+    "REGRAG_EMBED_BATCH_SIZE=250" # Vertex AI takes up to 250 texts per request (the adapter splits further)
+  )
+  [[ -n ${REGRAG_EMBEDDING_MODEL:-} ]] && vars+=("REGRAG_EMBEDDING_MODEL=$REGRAG_EMBEDDING_MODEL")
+  [[ -n ${REGRAG_EMBEDDING_DIMENSION:-} ]] && vars+=("REGRAG_EMBEDDING_DIMENSION=$REGRAG_EMBEDDING_DIMENSION")
+  local IFS=,
+  printf '%s' "${vars[*]}"
+}
+
+# build/<fn>/: the function's main.py and requirements.txt next to a copy of the shared package.
+stage() {
+  local fn=$1 dir="$BUILD/$1"
+  [[ -f "$ROOT/functions/$fn/main.py" && -f "$ROOT/functions/$fn/requirements.txt" ]] ||
+    die "functions/$fn needs main.py and requirements.txt"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp "$ROOT/functions/$fn/main.py" "$ROOT/functions/$fn/requirements.txt" "$dir/"
+  cp -R "$ROOT/shared/regrag" "$dir/regrag"
+  find "$dir" -name __pycache__ -type d -prune -exec rm -rf {} +
+  printf '%s\n' '__pycache__/' '*.pyc' '.gcloudignore' >"$dir/.gcloudignore"
+}
+
+# After deploying an event function: its Eventarc subscription dead-letters after MAX_DELIVERY_ATTEMPTS.
+dead_letter() {
+  local fn=$1 trigger subscription number
+  trigger=$(capture "EVENTARC_TRIGGER_OF_$fn" gcloud functions describe "$fn" --gen2 \
+    --region="$REGRAG_GCP_REGION" --project="$REGRAG_GCP_PROJECT" --format='value(eventTrigger.trigger)')
+  subscription=$(capture "EVENTARC_SUBSCRIPTION_OF_$fn" gcloud eventarc triggers describe "$trigger" \
+    --location="$REGRAG_GCP_REGION" --project="$REGRAG_GCP_PROJECT" \
+    --format='value(transport.pubsub.subscription)')
+  if [[ -z ${PROJECT_NUMBER:-} ]]; then
+    PROJECT_NUMBER=$(capture PROJECT_NUMBER gcloud projects describe "$REGRAG_GCP_PROJECT" \
+      --format='value(projectNumber)')
+  fi
+  number=$PROJECT_NUMBER
+  run gcloud pubsub subscriptions update "$subscription" --project="$REGRAG_GCP_PROJECT" \
+    --dead-letter-topic="regrag-$fn-dead" --max-delivery-attempts="$MAX_DELIVERY_ATTEMPTS"
+  # the Pub/Sub service agent forwards to the dead-letter topic (publisher there: infra/iam.tf) and must be
+  # able to acknowledge on the source subscription, which Eventarc created and Terraform cannot name
+  run gcloud pubsub subscriptions add-iam-policy-binding "$subscription" --project="$REGRAG_GCP_PROJECT" \
+    --member="serviceAccount:service-$number@gcp-sa-pubsub.iam.gserviceaccount.com" --role=roles/pubsub.subscriber
+}
+
+deploy() {
+  local fn=$1 name trigger memory timeout retry account secrets ingress
+  read -r name trigger memory timeout retry account secrets ingress <<<"$(row_of "$fn")"
+  stage "$name"
+  local sa="$account@$REGRAG_GCP_PROJECT.iam.gserviceaccount.com"
+  local args=(
+    gcloud functions deploy "$name" --gen2 --runtime="$RUNTIME" --region="$REGRAG_GCP_REGION"
+    --project="$REGRAG_GCP_PROJECT" --source="$BUILD/$name" --entry-point="$name" --memory="$memory" --cpu=1
+    --timeout="$timeout" --service-account="$sa" --set-env-vars="$(env_vars)" --max-instances=10 --quiet
+  )
+  case $trigger in
+  bucket) args+=(--trigger-bucket="$REGRAG_BUCKET" --trigger-location="$REGRAG_GCP_REGION") ;;
+  topic:chunked) args+=(--trigger-topic="$TOPIC_CHUNKED") ;;
+  topic:embedded) args+=(--trigger-topic="$TOPIC_EMBEDDED") ;;
+  http) args+=(--trigger-http --no-allow-unauthenticated --concurrency=8) ;;
+  *) die "unknown trigger $trigger for $name" ;;
+  esac
+  if [[ $trigger != http ]]; then
+    args+=(--trigger-service-account="$sa" --concurrency=1)
+  fi
+  [[ $retry == yes ]] && args+=(--retry)
+  case $ingress in
+  internal) args+=(--ingress-settings=internal-only) ;;
+  all) args+=(--ingress-settings=all) ;;
+  *) die "unknown ingress $ingress for $name" ;;
+  esac
+  if [[ $secrets == gemini && -n ${REGRAG_GEMINI_SECRET:-} ]]; then
+    args+=(--set-secrets="GEMINI_API_KEY=$REGRAG_GEMINI_SECRET:latest")
+  fi
+  run "${args[@]}"
+  [[ $trigger != http ]] && dead_letter "$name"
+  return 0
+}
+
+main() {
+  local targets=() fn
+  for fn in "$@"; do
+    case $fn in
+    --dry-run) DRY_RUN=1 ;;
+    -h | --help)
+      sed -n '2,15p' "${BASH_SOURCE[0]}"
+      exit 0
+      ;;
+    -*) die "unknown option $fn" ;;
+    *)
+      row_of "$fn" >/dev/null || die "unknown function $fn (known: $(all_functions | tr '\n' ' '))"
+      targets+=("$fn")
+      ;;
+    esac
+  done
+  if ((${#targets[@]} == 0)); then
+    mapfile -t targets < <(all_functions)
+  fi
+  check_env
+  TOPIC_CHUNKED=${REGRAG_TOPIC_CHUNKED:-regrag-chunked}
+  TOPIC_EMBEDDED=${REGRAG_TOPIC_EMBEDDED:-regrag-embedded}
+  for fn in "${targets[@]}"; do
+    deploy "$fn"
+  done
+}
+
+main "$@"

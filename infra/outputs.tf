@@ -1,0 +1,37 @@
+output "docs_bucket" {
+  value = google_storage_bucket.docs.name
+}
+
+output "state_bucket" {
+  value = google_storage_bucket.state.name
+}
+
+output "vertex_index" {
+  value = google_vertex_ai_index.chunks.id
+}
+
+output "vertex_index_endpoint" {
+  value = google_vertex_ai_index_endpoint.chunks.id
+}
+
+output "vertex_public_host" {
+  value = google_vertex_ai_index_endpoint.chunks.public_endpoint_domain_name
+}
+
+# `eval "$(terraform -chdir=infra output -raw deploy_env)"` before ./deploy.sh
+output "deploy_env" {
+  value = join("\n", [
+    "export REGRAG_GCP_PROJECT=${var.project}",
+    "export REGRAG_GCP_REGION=${var.region}",
+    "export REGRAG_BUCKET=${google_storage_bucket.docs.name}",
+    "export REGRAG_STATE_BUCKET=${google_storage_bucket.state.name}",
+    "export REGRAG_VERTEX_INDEX=${google_vertex_ai_index.chunks.id}",
+    "export REGRAG_VERTEX_INDEX_ENDPOINT=${google_vertex_ai_index_endpoint.chunks.id}",
+    "export REGRAG_VERTEX_DEPLOYED_INDEX_ID=${var.deployed_index_id}",
+    "export REGRAG_VERTEX_PUBLIC_HOST=${google_vertex_ai_index_endpoint.chunks.public_endpoint_domain_name}",
+    "export REGRAG_TOPIC_CHUNKED=${google_pubsub_topic.chunked.name}",
+    "export REGRAG_TOPIC_EMBEDDED=${google_pubsub_topic.embedded.name}",
+    "export REGRAG_GEMINI_SECRET=${google_secret_manager_secret.gemini.secret_id}",
+    "",
+  ])
+}

@@ -1,0 +1,613 @@
+"""The ChunkStore on Cloud Storage: a chunk map in the state bucket, so the vector index holds ids only.
+
+Layout (under an optional prefix):
+
+    docs/<doc_id>/head.json                          the document: metadata (with version links), its
+                                                     current generation, where each live chunk's data is
+                                                     (generation, part object) and which parts arrived
+    docs/<doc_id>/<generation>/text-<sha>.txt        the stored text every quote is checked against
+    docs/<doc_id>/<generation>/part-P-of-N-<sha>.json  the chunks of one message part
+    chunk-ids/<chunk_id>.json                        chunk id → doc id (a chunk id hashes its doc id, so this
+                                                     never changes; queries only know chunk ids)
+    successors/<older_doc_id>/<newer_doc_id>         marker: the newer version supersedes the older one
+
+The head is the commit point: data objects are written first, then the head, with a compare-and-swap on its
+GCS generation (`if_generation_match`), retried on a lost race; so concurrent instances never lose each
+other's parts. Within one process a lock per document serialises writers as well.
+
+Text and part objects are content-addressed (<sha> is a SHA-256 prefix of their bytes, checked on read):
+an object name always holds the same bytes, so a redelivered message that writes its part again never
+changes what a concurrent reader of the head finds, and a redelivery the head already records writes
+nothing at all.
+
+Semantics are those of the local SqliteIndex (put_part and its version links, obsolete_chunk_ids,
+delete_document, stats), checked by the same contract suite. Per instance, heads are cached for `cache_s`
+seconds on the read path (queries), part and text objects forever (content-addressed, so never stale); every
+write path reads the head fresh. A reader whose cached head names an object that a writer has since
+garbage-collected reads the head again once.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import random
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from regrag.adapters.gcp.blobstore import GenerationMismatch, Listed
+from regrag.domain.errors import NotFound, Unavailable
+from regrag.domain.models import Chunk, DocumentMeta
+from regrag.ports import Blob, BlobInfo, PutResult
+
+SCHEMA_VERSION = 1
+_CAS_ATTEMPTS = 12
+_JSON = "application/json; charset=utf-8"
+
+
+class Objects(Protocol):
+    """The bucket operations the chunk map needs (GcsBlobStore; an in-memory twin in the tests)."""
+
+    def read_optional(self, name: str) -> Blob | None: ...
+
+    def write(
+        self,
+        name: str,
+        data: bytes,
+        metadata: dict[str, str] | None = None,
+        *,
+        content_type: str | None = None,
+        if_generation_match: int | None = None,
+    ) -> BlobInfo: ...
+
+    def delete(self, name: str, *, if_generation_match: int | None = None) -> None: ...
+
+    def list(self, prefix: str = "", *, match_glob: str | None = None) -> list[BlobInfo]: ...
+
+    def scan(self, prefix: str = "", *, match_glob: str | None = None) -> builtins.list[Listed]: ...
+
+
+class StaleWrite(Unavailable):
+    """A newer generation of the document was stored while this one was being written: redeliver, and the
+    upsert stage will then drop the older message."""
+
+    code = "stale_write"
+
+
+@dataclass(frozen=True)
+class PartRef:
+    """One arrived part of a generation: how many parts there are, its chunk ids, and its object."""
+
+    parts: int
+    chunk_ids: tuple[str, ...]
+    name: str
+
+
+@dataclass
+class Head:
+    """The per-document record (docs/<doc_id>/head.json).
+
+    `parts` mirrors the local index's doc_part table (which parts of each generation arrived, with their chunk
+    ids); `chunks` says where each live chunk's data is (its generation and part object), since a chunk id
+    written again by a newer generation moves to that generation's object.
+    """
+
+    meta: DocumentMeta
+    updated_at: str
+    text_name: str
+    parts: dict[int, dict[int, PartRef]] = field(default_factory=dict)  # doc generation → part → ref
+    chunks: dict[str, tuple[int, str]] = field(default_factory=dict)  # chunk id → (doc generation, object)
+    pointers: set[str] = field(default_factory=set)  # chunk ids with a chunk-ids/ object naming this document
+
+    @property
+    def generation(self) -> int:
+        return self.meta.generation
+
+    def copy(self, **changes: Any) -> Head:
+        """A copy whose containers can be changed without touching this head (a CAS retry reuses it)."""
+        base = replace(
+            self,
+            parts={g: dict(p) for g, p in self.parts.items()},
+            chunks=dict(self.chunks),
+            pointers=set(self.pointers),
+        )
+        return replace(base, **changes)
+
+    def to_json(self) -> bytes:
+        body = {
+            "schema_version": SCHEMA_VERSION,
+            "meta": self.meta.to_dict(),
+            "updated_at": self.updated_at,
+            "text": self.text_name,
+            "parts": {
+                str(g): {
+                    str(p): {"parts": r.parts, "chunk_ids": list(r.chunk_ids), "name": r.name}
+                    for p, r in sorted(by_part.items())
+                }
+                for g, by_part in sorted(self.parts.items())
+            },
+            "chunks": {cid: [g, name] for cid, (g, name) in self.chunks.items()},
+            "pointers": sorted(self.pointers),
+        }
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> Head:
+        body = json.loads(raw.decode("utf-8"))
+        if body.get("schema_version") != SCHEMA_VERSION:
+            raise Unavailable(f"chunk map head has schema_version {body.get('schema_version')!r}; expected 1")
+        parts = {
+            int(g): {int(p): PartRef(int(r["parts"]), tuple(r["chunk_ids"]), r["name"]) for p, r in by_part.items()}
+            for g, by_part in body["parts"].items()
+        }
+        chunks = {cid: (int(v[0]), str(v[1])) for cid, v in body["chunks"].items()}
+        return cls(
+            DocumentMeta.from_dict(body["meta"]), body["updated_at"], body["text"], parts, chunks, set(body["pointers"])
+        )
+
+    def metadata(self) -> dict[str, str]:
+        """Custom metadata on the head object, so stats() is one listing (ASCII: codes and counts only)."""
+        return {"corpus": self.meta.corpus, "chunks": str(len(self.chunks)), "updated": self.updated_at}
+
+
+class MissingObject(Unavailable):
+    """A head names an object that is gone (garbage-collected by a concurrent writer) or damaged."""
+
+    code = "chunk_map_object_missing"
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _earliest(a: str | None, b: str | None) -> str | None:
+    dates = [d for d in (a, b) if d]
+    return min(dates) if dates else None
+
+
+class _Lru:
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self._data: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            if key not in self._data:
+                return None
+            self._data.move_to_end(key)
+            return self._data[key]
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.max_entries:
+                self._data.popitem(last=False)
+
+
+class GcsChunkStore:
+    """The `ChunkStore` port on a chunk map in a bucket (see the module docstring)."""
+
+    def __init__(
+        self,
+        objects: Objects,
+        *,
+        prefix: str = "",
+        dimension: int | None = None,
+        model_id: str | None = None,
+        cache_s: float = 30.0,
+        max_workers: int = 16,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.objects = objects
+        self.prefix = prefix
+        self.dimension = dimension
+        self.model_id = model_id
+        self.cache_s = cache_s
+        self.max_workers = max_workers
+        self._clock = clock
+        self._heads: dict[str, tuple[float, int, Head | None]] = {}  # doc id → (fetched at, object gen, head)
+        self._objects_cache = _Lru(256)  # content-addressed object name → parsed content (parts: ~50 kB)
+        self._doc_of = _Lru(100_000)  # chunk id → doc id
+        self._locks: dict[str, threading.RLock] = {}
+        self._guard = threading.Lock()
+
+    # --- names --------------------------------------------------------------------------------------------
+
+    def _head_name(self, doc_id: str) -> str:
+        return f"{self.prefix}docs/{doc_id}/head.json"
+
+    def _pointer_name(self, chunk_id: str) -> str:
+        return f"{self.prefix}chunk-ids/{chunk_id}.json"
+
+    def _marker_name(self, older: str, newer: str) -> str:
+        return f"{self.prefix}successors/{older}/{newer}"
+
+    def _lock(self, doc_id: str) -> threading.RLock:
+        with self._guard:
+            return self._locks.setdefault(doc_id, threading.RLock())
+
+    def _map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        if len(items) <= 1:
+            return [fn(i) for i in items]
+        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(items)), thread_name_prefix="chunkmap") as pool:
+            return list(pool.map(fn, items))
+
+    # --- heads --------------------------------------------------------------------------------------------
+
+    def _fetch_head(self, doc_id: str) -> tuple[int, Head | None]:
+        blob = self.objects.read_optional(self._head_name(doc_id))
+        entry = (0, None) if blob is None else (blob.generation, Head.from_json(blob.data))
+        with self._guard:
+            self._heads[doc_id] = (self._clock(), *entry)
+        return entry
+
+    def _head(self, doc_id: str, fresh: bool = False) -> Head | None:
+        with self._guard:
+            cached = self._heads.get(doc_id)
+        if not fresh and cached is not None and self._clock() - cached[0] <= self.cache_s:
+            return cached[2]
+        return self._fetch_head(doc_id)[1]
+
+    def _head_at(self, listed: Listed) -> Head | None:
+        """A listed head, parsed; the cached copy when its object generation has not changed; None when the
+        document was deleted between the listing and the read."""
+        doc_id = listed.info.name[len(self.prefix) + len("docs/") : -len("/head.json")]
+        with self._guard:
+            cached = self._heads.get(doc_id)
+        if cached is not None and cached[1] == listed.info.generation and cached[2] is not None:
+            return cached[2]
+        return self._fetch_head(doc_id)[1]
+
+    def _update_head(self, doc_id: str, change: Callable[[Head | None], Head | None]) -> Head | None:
+        """Read-modify-write the head with compare-and-swap; `change` returns the new head (None deletes it)
+        and must be repeatable, as it runs again after a lost race."""
+        name = self._head_name(doc_id)
+        for attempt in range(_CAS_ATTEMPTS):
+            generation, head = self._fetch_head(doc_id)
+            new = change(head)
+            if new is head:
+                return head
+            try:
+                if new is None:
+                    if head is not None:
+                        self.objects.delete(name, if_generation_match=generation)
+                    stored = 0
+                else:
+                    stored = self.objects.write(
+                        name, new.to_json(), new.metadata(), content_type=_JSON, if_generation_match=generation
+                    ).generation
+            except GenerationMismatch:
+                time.sleep(random.uniform(0, min(1.0, 0.02 * 2**attempt)))
+                continue
+            except NotFound:
+                continue  # deleted meanwhile: decide again on what is there now
+            with self._guard:
+                self._heads[doc_id] = (self._clock(), stored, new)
+            return new
+        raise Unavailable(f"the chunk map head of {doc_id} kept changing; retry later")
+
+    # --- immutable objects ------------------------------------------------------------------------------
+
+    def _read_object(self, name: str) -> bytes:
+        blob = self.objects.read_optional(name)
+        if blob is None:
+            raise MissingObject(f"chunk map object {name} is gone; retry")
+        if not name.rsplit("/", 1)[-1].split(".", 1)[0].endswith(_sha(blob.data)):
+            raise MissingObject(f"chunk map object {name} does not match its content hash")
+        return blob.data
+
+    def _part_rows(self, name: str) -> list[dict[str, Any]]:
+        rows = self._objects_cache.get(name)
+        if rows is None:
+            rows = json.loads(self._read_object(name).decode("utf-8"))["chunks"]
+            self._objects_cache.put(name, rows)
+        return list(rows)
+
+    def _chunks_in(self, head: Head, name: str) -> dict[str, Chunk]:
+        """The live chunks whose data is in part object `name`, with the head's (current) metadata."""
+        meta = head.meta.to_dict()
+        return {
+            row["id"]: Chunk.from_dict({**row, "meta": meta})
+            for row in self._part_rows(name)
+            if head.chunks.get(row["id"], (0, ""))[1] == name
+        }
+
+    def _text(self, head: Head) -> str:
+        text = self._objects_cache.get(head.text_name)
+        if text is None:
+            text = self._read_object(head.text_name).decode("utf-8")
+            self._objects_cache.put(head.text_name, text)
+        return str(text)
+
+    def _reading(self, doc_id: str, read: Callable[[Head], Any]) -> Any:
+        """`read(head)` on the cached head; once more on a fresh head if an object it names is gone."""
+        head = self._head(doc_id)
+        if head is None:
+            return None
+        try:
+            return read(head)
+        except MissingObject:
+            head = self._head(doc_id, fresh=True)
+            return None if head is None else read(head)
+
+    # --- ChunkStore: writes -------------------------------------------------------------------------------
+
+    def put_part(self, meta: DocumentMeta, text: str, chunks: Sequence[Chunk], part: int, parts: int) -> PutResult:
+        """Store one part of a document version and link it with its predecessor/successor (see the port).
+
+        Raises StaleWrite (transient) if a newer generation of the document is stored meanwhile.
+        """
+        doc_id, generation = meta.doc_id, meta.generation
+        with self._lock(doc_id):
+            current = self._head(doc_id, fresh=True)
+            if current is not None and current.generation > generation:
+                raise StaleWrite(f"{doc_id}: generation {current.generation} is stored; {generation} is older")
+            successor = self._successor_of(doc_id)
+            if successor is not None:
+                meta = meta.with_changes(
+                    superseded_by=successor.doc_id, effective_to=_earliest(meta.effective_to, successor.effective_date)
+                )
+            base = f"{self.prefix}docs/{doc_id}/{generation}"
+            rows = []
+            for c in chunks:
+                row = c.to_dict()
+                del row["meta"]  # the head carries the (current, linked) metadata once
+                rows.append(row)
+            part_body = json.dumps({"schema_version": SCHEMA_VERSION, "chunks": rows}, ensure_ascii=False).encode()
+            part_name = f"{base}/part-{part:05d}-of-{parts:05d}-{_sha(part_body)}.json"
+            text_body = text.encode("utf-8")
+            text_name = f"{base}/text-{_sha(text_body)}.txt"
+            recorded = {name for _, name in current.chunks.values()} | {current.text_name} if current else set()
+            if part_name not in recorded:  # a redelivery the head records has nothing to write
+                self.objects.write(part_name, part_body, content_type=_JSON)
+            if text_name not in recorded:
+                self.objects.write(text_name, text_body, content_type="text/plain; charset=utf-8")
+            known = current.pointers if current is not None else set()
+            self._write_pointers(doc_id, [c.id for c in chunks if c.id not in known])
+            if meta.supersedes and meta.supersedes != doc_id:
+                self.objects.write(self._marker_name(meta.supersedes, doc_id), b"", content_type="text/plain")
+            linked = meta
+            ref = PartRef(parts, tuple(c.id for c in chunks), part_name)
+
+            def change(head: Head | None) -> Head | None:
+                if head is not None and head.generation > generation:
+                    raise StaleWrite(f"{doc_id}: generation {head.generation} was stored meanwhile")
+                now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+                if head is None:
+                    new = Head(linked, now, text_name)
+                else:
+                    new = head.copy(meta=linked, updated_at=now, text_name=text_name)
+                new.parts.setdefault(generation, {})[part] = ref
+                for c in chunks:
+                    new.chunks[c.id] = (generation, part_name)
+                    new.pointers.add(c.id)
+                return new
+
+            self._update_head(doc_id, change)
+        # Outside this document's lock: two documents naming each other as predecessors must not deadlock.
+        relinked = self._link_older(linked) if linked.supersedes and linked.supersedes != doc_id else ()
+        return PutResult(linked, relinked)
+
+    def _write_pointers(self, doc_id: str, chunk_ids: Sequence[str]) -> None:
+        body = json.dumps({"doc_id": doc_id}).encode("utf-8")
+        self._map(lambda cid: self.objects.write(self._pointer_name(cid), body, content_type=_JSON), list(chunk_ids))
+        for cid in chunk_ids:
+            self._doc_of.put(cid, doc_id)
+
+    def _successor_of(self, doc_id: str) -> DocumentMeta | None:
+        """A stored document that supersedes `doc_id`, found through the successor markers."""
+        prefix = f"{self.prefix}successors/{doc_id}/"
+        for info in self.objects.list(prefix):
+            newer = info.name[len(prefix) :]
+            head = self._head(newer, fresh=True)
+            if head is not None and head.meta.supersedes == doc_id and newer != doc_id:
+                return head.meta
+        return None
+
+    def _link_older(self, meta: DocumentMeta) -> tuple[str, ...]:
+        """Give the version `meta` supersedes its `superseded_by` and `effective_to` (if it is stored)."""
+        older_id = str(meta.supersedes)
+        changed: list[bool] = []
+
+        def change(head: Head | None) -> Head | None:
+            changed.clear()
+            if head is None:
+                return head
+            linked = head.meta.with_changes(
+                superseded_by=meta.doc_id, effective_to=_earliest(head.meta.effective_to, meta.effective_date)
+            )
+            if linked == head.meta:
+                return head
+            changed.append(True)
+            return head.copy(meta=linked)
+
+        with self._lock(older_id):
+            self._update_head(older_id, change)
+        return (older_id,) if changed else ()
+
+    def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
+        if not chunk_ids:
+            return
+        by_doc: dict[str, set[str]] = {}
+        for cid, doc_id in zip(chunk_ids, self._docs_of(chunk_ids), strict=True):
+            if doc_id is not None:
+                by_doc.setdefault(doc_id, set()).add(cid)
+        for doc_id, ids in by_doc.items():
+            self._drop_chunks(doc_id, ids)
+
+    def _drop_chunks(self, doc_id: str, ids: set[str]) -> None:
+        """Forget chunks of one document; a generation left without chunks loses its objects too.
+
+        Pointers (chunk-ids/…) stay: a chunk id always belongs to the same document, and a concurrent writer
+        may be re-adding it. delete_document removes them.
+        """
+        garbage: list[str] = []
+
+        def change(head: Head | None) -> Head | None:
+            garbage.clear()
+            if head is None or not ids & set(head.chunks):
+                return head
+            new = head.copy()
+            for cid in ids:
+                new.chunks.pop(cid, None)
+            live = {g for g, _ in new.chunks.values()} | {new.generation}
+            for g in [g for g in new.parts if g not in live]:
+                del new.parts[g]
+                garbage.append(f"{self.prefix}docs/{doc_id}/{g}/")
+            return new
+
+        with self._lock(doc_id):
+            self._update_head(doc_id, change)
+            # everything under a dropped generation: its parts, its text, and objects of crashed writes
+            self._delete_quietly([i.name for prefix in garbage for i in self.objects.list(prefix)])
+
+    def delete_document(self, doc_id: str) -> list[str]:
+        """Remove the document and everything of it in the bucket; its predecessor is in force again."""
+        with self._lock(doc_id):
+            removed: list[Head] = []
+
+            def change(head: Head | None) -> Head | None:
+                removed.clear()
+                if head is not None:
+                    removed.append(head)
+                return None
+
+            self._update_head(doc_id, change)
+            if not removed:
+                return []
+            head = removed[0]
+            ids = list(head.chunks)
+            leftovers = [i.name for i in self.objects.list(f"{self.prefix}docs/{doc_id}/")]
+            leftovers += [self._pointer_name(cid) for cid in sorted(head.pointers | set(ids))]
+            leftovers += [i.name for i in self.objects.list(f"{self.prefix}successors/{doc_id}/")]
+            if head.meta.supersedes:
+                leftovers.append(self._marker_name(head.meta.supersedes, doc_id))
+            self._delete_quietly(leftovers)
+        if head.meta.supersedes and head.meta.supersedes != doc_id:
+            self._unlink_older(head.meta.supersedes, doc_id)
+        return ids
+
+    def _unlink_older(self, older_id: str, deleted_id: str) -> None:
+        """The version a deleted successor superseded is in force again."""
+
+        def change(head: Head | None) -> Head | None:
+            if head is None or head.meta.superseded_by != deleted_id:
+                return head
+            return head.copy(meta=head.meta.with_changes(superseded_by=None, effective_to=None))
+
+        with self._lock(older_id):
+            self._update_head(older_id, change)
+
+    def _delete_quietly(self, names: Sequence[str]) -> None:
+        def one(name: str) -> None:
+            with contextlib.suppress(NotFound):  # already gone (a redelivered delete, or a concurrent cleanup)
+                self.objects.delete(name)
+
+        self._map(one, list(dict.fromkeys(names)))
+
+    # --- ChunkStore: reads ----------------------------------------------------------------------------------
+
+    def document_generation(self, doc_id: str) -> int | None:
+        head = self._head(doc_id)
+        return None if head is None else head.generation
+
+    def obsolete_chunk_ids(self, doc_id: str) -> list[str]:
+        head = self._head(doc_id, fresh=True)
+        if head is None:
+            return []
+        generation = head.generation
+        stale = [cid for cid, (g, _) in head.chunks.items() if g < generation]
+        parts = head.parts.get(generation, {})
+        if parts and len(parts) == next(iter(parts.values())).parts:
+            keep = {cid for ref in parts.values() for cid in ref.chunk_ids}
+            stale.extend(cid for cid, (g, _) in head.chunks.items() if g == generation and cid not in keep)
+        return stale
+
+    def _docs_of(self, chunk_ids: Sequence[str]) -> list[str | None]:
+        unknown = [cid for cid in dict.fromkeys(chunk_ids) if self._doc_of.get(cid) is None]
+
+        def lookup(cid: str) -> None:
+            blob = self.objects.read_optional(self._pointer_name(cid))
+            if blob is not None:
+                self._doc_of.put(cid, json.loads(blob.data.decode("utf-8"))["doc_id"])
+
+        self._map(lookup, unknown)
+        return [self._doc_of.get(cid) for cid in chunk_ids]
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks that exist, in the order asked, each with its document's current metadata."""
+        if not chunk_ids:
+            return []
+        docs = self._docs_of(chunk_ids)
+        wanted = sorted({d for d in docs if d is not None})
+        heads = dict(zip(wanted, self._map(self._head, wanted), strict=True))
+        objects: dict[tuple[str, str], Head] = {}
+        for cid, doc_id in zip(chunk_ids, docs, strict=True):
+            head = heads.get(doc_id) if doc_id else None
+            if head is not None and cid in head.chunks:
+                objects[(head.meta.doc_id, head.chunks[cid][1])] = head
+
+        def load(key: tuple[str, str]) -> dict[str, Chunk]:
+            try:
+                return self._chunks_in(objects[key], key[1])
+            except MissingObject:  # the cached head is older than a garbage collection: read it again
+                head = self._head(key[0], fresh=True)
+                if head is None or key[1] not in {name for _, name in head.chunks.values()}:
+                    return {}
+                return self._chunks_in(head, key[1])
+
+        found: dict[str, Chunk] = {}
+        for by_id in self._map(load, list(objects)):
+            found.update(by_id)
+        return [found[cid] for cid in chunk_ids if cid in found]
+
+    def document_chunks(self, doc_id: str) -> list[Chunk]:
+        def read(head: Head) -> list[Chunk]:
+            names = sorted({name for _, name in head.chunks.values()})
+            loaded = self._map(lambda name: self._chunks_in(head, name), names)
+            return sorted((c for by_id in loaded for c in by_id.values()), key=lambda c: (c.ordinal, c.part))
+
+        return self._reading(doc_id, read) or []
+
+    def get_document(self, doc_id: str) -> tuple[DocumentMeta, str] | None:
+        found: tuple[DocumentMeta, str] | None = self._reading(doc_id, lambda head: (head.meta, self._text(head)))
+        return found
+
+    def _listed_heads(self) -> list[Listed]:
+        return self.objects.scan(f"{self.prefix}docs/", match_glob=f"{self.prefix}docs/*/head.json")
+
+    def list_documents(self, corpus: str | None = None) -> list[DocumentMeta]:
+        heads = self._map(self._head_at, self._listed_heads())
+        metas = [h.meta for h in heads if h is not None and (corpus is None or h.meta.corpus == corpus)]
+        return sorted(metas, key=lambda m: m.doc_id)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts from one listing of the heads (their custom metadata), the shape SqliteIndex.stats() has."""
+        corpora: dict[str, list[int]] = {}
+        last: str | None = None
+        for item in self._listed_heads():
+            corpus = item.metadata.get("corpus", "")
+            row = corpora.setdefault(corpus, [0, 0])
+            row[0] += 1
+            row[1] += int(item.metadata.get("chunks", "0") or 0)
+            updated = item.metadata.get("updated")
+            if updated and (last is None or updated > last):
+                last = updated
+        return {
+            "documents": sum(d for d, _ in corpora.values()),
+            "chunks": sum(n for _, n in corpora.values()),
+            "corpora": [{"corpus": c, "documents": d, "chunks": n} for c, (d, n) in sorted(corpora.items())],
+            "embedding_model": self.model_id,
+            "dimension": self.dimension,
+            "last_ingest": last,
+        }

@@ -1,0 +1,364 @@
+"""The whole pipeline on emulators, served as Cloud Functions would serve it.
+
+GCS emulator (uploads) → the finalize CloudEvent POSTed to `ingest` (functions-framework; GCS emulators raise
+no events) → Pub/Sub emulator push subscriptions drive `embed` and `upsert` (raw push envelopes, converted to
+CloudEvents by functions-framework, as Eventarc delivers them) → `query` over HTTP. Vertex AI embeddings and
+Vector Search are the wire fakes. Push subscriptions have the production retry shape: backoff, and a
+dead-letter topic after 5 attempts.
+
+All functions run in one process behind werkzeug's DispatcherMiddleware, each created by
+`functions_framework.create_app` from its own functions/<name>/main.py, building its app from env vars alone.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from cloudevents.conversion import to_binary
+from cloudevents.http import CloudEvent
+from functions_framework import create_app
+from werkzeug.middleware.dispatcher import DispatcherMiddleware
+from werkzeug.serving import make_server
+from werkzeug.wrappers import Response
+
+from fakes import gcp_env
+from regrag.adapters.gcp.blobstore import GcsBlobStore
+from regrag.adapters.gcp.chunkmap import GcsChunkStore
+from regrag.wiring import reset_app
+
+pytestmark = pytest.mark.emulator
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "shared" / "sample_corpus"
+
+FUNCTIONS = ("ingest", "embed", "upsert", "query", "reconcile")
+POISON = "毒丸"  # the embeddings fake answers 503 to any text containing it, forever
+DIM = 768
+
+
+@dataclass
+class Repeat:
+    """WSGI middleware: hand every request to `app` `times` times (a redelivery storm), answer the last."""
+
+    app: Any
+    times: int = 1
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        if self.times == 1:
+            return self.app(environ, start_response)
+        body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        result: list[bytes] = []
+        captured: list[Any] = []
+        for _ in range(self.times):
+            env = dict(environ, **{"wsgi.input": io.BytesIO(body)})
+            chunks = self.app(env, lambda status, headers, exc_info=None: captured.append((status, headers)))
+            result = list(chunks)
+            getattr(chunks, "close", lambda: None)()
+        start_response(*captured[-1])
+        return result
+
+
+@dataclass
+class Activity:
+    """WSGI middleware counting requests in flight, so a test ends only when its deliveries have."""
+
+    app: Any
+    active: int = 0
+    last: float = field(default_factory=time.monotonic)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        with self.lock:
+            self.active += 1
+        try:
+            return list(self.app(environ, start_response))
+        finally:
+            with self.lock:
+                self.active -= 1
+                self.last = time.monotonic()
+
+    def wait_quiet(self, idle_s: float = 1.0, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self.active == 0 and time.monotonic() - self.last >= idle_s:
+                    return
+            time.sleep(0.05)
+        raise AssertionError("deliveries still arriving after the test")
+
+
+@dataclass
+class Stack:
+    server_url: str
+    pubsub: str
+    gcs: str
+    topic_chunked: str
+    topic_embedded: str
+    dead_embed: str  # pull subscription on embed's dead-letter topic
+    dead_upsert: str
+    repeat: dict[str, Repeat]
+    activity: Activity
+
+
+@pytest.fixture(scope="module")
+def stack(gcs_host, pubsub_host, vector_fake, embeddings_fake) -> Iterator[Stack]:
+    apps = {
+        f"/{name}": create_app(target=name, source=str(ROOT / "functions" / name / "main.py")) for name in FUNCTIONS
+    }
+    repeat = {name: Repeat(apps[f"/{name}"]) for name in ("embed", "upsert")}
+    apps.update({f"/{name}": wrapper for name, wrapper in repeat.items()})
+    activity = Activity(DispatcherMiddleware(Response("no such function", 404), apps))
+    server = make_server("127.0.0.1", 0, activity, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    chunked, embedded = gcp_env.unique("chunked"), gcp_env.unique("embedded")
+    dead_embed_topic, dead_upsert_topic = gcp_env.unique("embed-dead"), gcp_env.unique("upsert-dead")
+    for topic in (chunked, embedded, dead_embed_topic, dead_upsert_topic):
+        gcp_env.create_topic(pubsub_host, topic)
+    dead_embed = gcp_env.create_pull_subscription(pubsub_host, dead_embed_topic)
+    dead_upsert = gcp_env.create_pull_subscription(pubsub_host, dead_upsert_topic)
+    pushes = [
+        gcp_env.create_push_subscription(
+            pubsub_host, chunked, f"{url}/embed/{gcp_env.topic_path(chunked)}", dead_letter_topic=dead_embed_topic
+        ),
+        gcp_env.create_push_subscription(
+            pubsub_host, embedded, f"{url}/upsert/{gcp_env.topic_path(embedded)}", dead_letter_topic=dead_upsert_topic
+        ),
+    ]
+    yield Stack(url, pubsub_host, gcs_host, chunked, embedded, dead_embed, dead_upsert, repeat, activity)
+    _, subscriber = gcp_env.pubsub_clients(pubsub_host)
+    for name in pushes:  # the emulator would keep pushing to a server that is gone
+        subscriber.delete_subscription(request={"subscription": gcp_env.subscription_path(name)})
+    server.shutdown()
+    server.server_close()
+
+
+@dataclass
+class World:
+    """One deployment's resources: a documents bucket, a state bucket and a Vector Search index."""
+
+    docs: str
+    state: str
+    vertex: gcp_env.VertexNames
+
+    def store(self) -> GcsChunkStore:
+        return GcsChunkStore(GcsBlobStore(self.state, timeout_s=10))
+
+
+@pytest.fixture
+def make_world(stack, vector_fake, embeddings_fake, monkeypatch) -> Callable[..., World]:
+    """Point the functions at fresh buckets and a fresh index (env vars only, as on GCP) and rebuild the app."""
+    embeddings_fake.reset()
+
+    def make(docs: str | None = None) -> World:
+        world = World(
+            docs or gcp_env.create_bucket(stack.gcs),
+            gcp_env.create_bucket(stack.gcs),
+            gcp_env.vertex_names(),
+        )
+        vector_fake.add_index(world.vertex.index, DIM, world.vertex.endpoint, world.vertex.deployed_index_id)
+        env = gcp_env.gcp_environ(
+            bucket=world.docs, state_bucket=world.state, vertex=world.vertex, vertex_host=vector_fake.address,
+            embeddings_url=embeddings_fake.base_url, topic_chunked=stack.topic_chunked,
+            topic_embedded=stack.topic_embedded, STORAGE_EMULATOR_HOST=stack.gcs, PUBSUB_EMULATOR_HOST=stack.pubsub,
+            REGRAG_CHUNKMAP_CACHE_S="0",
+        )  # fmt: skip
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        reset_app()
+        return world
+
+    yield make
+    stack.activity.wait_quiet()  # no delivery may outlive this test's environment
+    reset_app()
+
+
+def upload(gcs: str, bucket: str, name: str, data: bytes, sidecar: dict[str, Any] | None = None) -> CloudEvent:
+    return gcp_env.upload(gcs, bucket, name, data, sidecar)
+
+
+def sample(doc_id: str) -> tuple[str, bytes, dict[str, Any]]:
+    return gcp_env.sample(doc_id)
+
+
+def post_event(stack: Stack, event: CloudEvent, times: int = 1) -> None:
+    headers, body = to_binary(event)
+    for _ in range(times):
+        assert requests.post(f"{stack.server_url}/ingest/", headers=headers, data=body, timeout=30).status_code == 200
+
+
+def eventually(check: Callable[[], Any], timeout_s: float = 30.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(0.1)
+
+
+def indexed(world: World, vector_fake, chunks: dict[str, int]) -> bool:
+    """Every document has its chunks in the chunk map, and the index holds exactly those chunks."""
+    store = world.store()
+    stored = {m.doc_id: len(store.document_chunks(m.doc_id)) for m in store.list_documents()}
+    points = vector_fake.indexes[world.vertex.index].datapoints
+    return stored == chunks and len(points) == sum(chunks.values())
+
+
+def ingest_samples(stack: Stack, world: World, doc_ids: list[str], times: int = 1) -> None:
+    for doc_id in doc_ids:
+        name, data, sidecar = sample(doc_id)
+        post_event(stack, upload(stack.gcs, world.docs, name, data, sidecar), times)
+
+
+def failures(world: World) -> list[str]:
+    return [i.name for i in GcsBlobStore(world.state).list("failures/")]
+
+
+def test_upload_to_cited_verbatim_answer_over_http(stack, make_world, vector_fake):
+    world = make_world()
+    ingest_samples(stack, world, ["nat-reg-0088", "zj-0004"])
+    eventually(lambda: indexed(world, vector_fake, {"nat-reg-0088": 45, "zj-0004": 9}), what="both documents")
+
+    response = requests.post(
+        f"{stack.server_url}/query/", json={"question": "计划检修停电要提前几天通知用户？"}, timeout=30
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["candidates"][0]["doc_id"] == "nat-reg-0088"
+    assert "〔《电力供应与使用条例》，生效：2019-03-02〕" in body["answer_zh"]
+    source = (SAMPLE / "docs" / "nat-reg-0088.md").read_text(encoding="utf-8")
+    assert body["bullets"] and all(b["span"] in source for b in body["bullets"])  # verbatim
+    legs = {
+        (c["metadata"]["dense_rank"] is not None, c["metadata"]["lexical_rank"] is not None) for c in body["candidates"]
+    }
+    assert (True, True) in legs  # both Vector Search legs (dense and sparse) contributed
+    assert failures(world) == [] and gcp_env.pull(stack.pubsub, stack.dead_embed) == []
+
+
+def test_a_poison_message_is_dead_lettered_after_5_attempts_and_nothing_else_is_disturbed(
+    stack, make_world, vector_fake, embeddings_fake
+):
+    world = make_world()
+    embeddings_fake.poison = POISON
+    poison = "# 毒丸试验条例\n\n第一条 为了测试，制定本条例。\n\n第二条 本条含有毒丸，嵌入服务对它总是答 503。\n"
+    post_event(stack, upload(stack.gcs, world.docs, "docs/poison-0001.md", poison.encode("utf-8")))
+    ingest_samples(stack, world, ["zj-0004"])
+
+    started = time.monotonic()
+    [dead] = eventually(lambda: gcp_env.pull(stack.pubsub, stack.dead_embed), 60, "the dead-lettered message")
+    assert dead.attributes["CloudPubSubDeadLetterSourceDeliveryCount"] == "5"
+    assert dead.attributes["doc_id"] == "poison-0001" and dead.attributes["kind"] == "DocumentChunked"
+    assert json.loads(dead.data)["document"]["doc_id"] == "poison-0001"  # the message itself, intact
+    poisoned = [r for r in embeddings_fake.requests if any(POISON in t for t in r.texts)]
+    assert len(poisoned) == 5 * 2  # 5 deliveries × REGRAG_EMBED_MAX_ATTEMPTS=2 requests each
+    eventually(lambda: indexed(world, vector_fake, {"zj-0004": 9}), what="the good document")
+    assert world.store().get_document("poison-0001") is None
+    assert failures(world) == []  # a transient failure is not a permanent one: nothing recorded
+    assert gcp_env.pull(stack.pubsub, stack.dead_upsert) == []
+    assert time.monotonic() - started < 60
+
+
+def snapshot(world: World, vector_fake) -> dict[str, Any]:
+    store = world.store()
+    documents = {}
+    for meta in store.list_documents():
+        found = store.get_document(meta.doc_id)
+        assert found is not None
+        documents[meta.doc_id] = (
+            found[0].to_dict(),
+            found[1],
+            [c.to_dict() for c in store.document_chunks(meta.doc_id)],
+        )
+    return {"index": vector_fake.snapshot(world.vertex.index), "documents": documents}
+
+
+def test_every_message_delivered_three_times_leaves_an_identical_index(stack, make_world, vector_fake):
+    docs = gcp_env.create_bucket(stack.gcs)
+    once = make_world(docs)
+    ingest_samples(stack, once, ["nat-reg-0088", "zj-0004"])
+    eventually(lambda: indexed(once, vector_fake, {"nat-reg-0088": 45, "zj-0004": 9}), what="single delivery")
+    expected = snapshot(once, vector_fake)
+
+    thrice = make_world(docs)
+    for wrapper in stack.repeat.values():
+        wrapper.times = 3
+    try:
+        for doc_id in ("nat-reg-0088", "zj-0004"):
+            name, _, _ = sample(doc_id)
+            blob = gcp_env.storage(stack.gcs).bucket(docs).get_blob(name)  # the same objects, same generations
+            post_event(stack, gcp_env.finalize_event(docs, blob), times=3)
+        eventually(lambda: indexed(thrice, vector_fake, {"nat-reg-0088": 45, "zj-0004": 9}), what="triple delivery")
+        stack.activity.wait_quiet()  # every duplicate has landed before comparing
+    finally:
+        for wrapper in stack.repeat.values():
+            wrapper.times = 1
+    assert snapshot(thrice, vector_fake) == expected
+    assert failures(thrice) == []
+
+
+def notification(world: World, name: str, generation: int, event_type: str = "OBJECT_DELETE", **extra: str) -> dict:
+    """What a Cloud Storage Pub/Sub notification (JSON_API_V1) carries (infra/storage.tf sends deletes)."""
+    attributes = {
+        "notificationConfig": f"projects/_/buckets/{world.docs}/notificationConfigs/1",
+        "eventType": event_type,
+        "payloadFormat": "JSON_API_V1",
+        "bucketId": world.docs,
+        "objectId": name,
+        "objectGeneration": str(generation),
+        "eventTime": "2026-11-22T10:00:00.000000Z",
+        **extra,
+    }
+    payload = {"kind": "storage#object", "bucket": world.docs, "name": name, "generation": str(generation)}
+    return {"data": json.dumps(payload).encode(), "attributes": attributes}
+
+
+def test_a_bucket_delete_notification_removes_the_document_and_an_overwrite_does_not(stack, make_world, vector_fake):
+    world = make_world()
+    ingest_samples(stack, world, ["zj-0004", "nat-reg-0088"])
+    eventually(lambda: indexed(world, vector_fake, {"nat-reg-0088": 45, "zj-0004": 9}), what="both documents")
+    generation = world.store().get_document("zj-0004")[0].generation
+    publisher, _ = gcp_env.pubsub_clients(stack.pubsub)
+    overwrite = notification(world, "docs/zj-0004.md", generation, overwrittenByGeneration=str(generation + 1))
+    publisher.publish(gcp_env.topic_path(stack.topic_embedded), overwrite["data"], **overwrite["attributes"]).result()
+    deleted = notification(world, "docs/nat-reg-0088.md", world.store().get_document("nat-reg-0088")[0].generation)
+    publisher.publish(gcp_env.topic_path(stack.topic_embedded), deleted["data"], **deleted["attributes"]).result()
+    eventually(lambda: indexed(world, vector_fake, {"zj-0004": 9}), what="the deleted document gone")
+    assert failures(world) == []
+
+
+def test_reconcile_republishes_missing_documents_and_removes_orphans(stack, make_world, vector_fake):
+    world = make_world()
+    ingest_samples(stack, world, ["zj-0004", "nat-reg-0033"])
+    eventually(lambda: indexed(world, vector_fake, {"zj-0004": 9, "nat-reg-0033": 5}), what="two documents")
+    name, data, sidecar = sample("nat-reg-0088")
+    upload(stack.gcs, world.docs, name, data, sidecar)  # uploaded while the trigger was down: no event
+    gcp_env.storage(stack.gcs).bucket(world.docs).delete_blob("docs/nat-reg-0033.md")  # a delete nobody saw
+
+    def reconcile(**body: Any) -> dict[str, Any]:
+        response = requests.post(f"{stack.server_url}/reconcile/", json=body, timeout=60)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    dry = reconcile(dry_run=True)
+    assert (dry["republished"], dry["removed"], dry["dry_run"]) == (["docs/nat-reg-0088.md"], ["nat-reg-0033"], True)
+    result = reconcile()
+    assert result["republished"] == ["docs/nat-reg-0088.md"] and result["removed"] == ["nat-reg-0033"]
+    assert result["statistics"]["chunks"] == 14 and result["statistics"]["terms"] > 100
+    eventually(lambda: indexed(world, vector_fake, {"zj-0004": 9, "nat-reg-0088": 45}), what="the reconciled index")
+    again = reconcile()
+    assert (again["republished"], again["removed"], again["statistics"]["chunks"]) == ([], [], 54)
+    lexicon = json.loads(GcsBlobStore(world.state).read("lexicon/df.json").data)
+    assert lexicon["chunks"] == 54 and lexicon["df"]["供电"] > 0
+    assert failures(world) == []

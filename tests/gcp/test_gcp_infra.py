@@ -1,0 +1,242 @@
+"""infra/*.tf, parsed with python-hcl2 (Terraform itself cannot plan without a project): the invariants the
+deployment relies on. `terraform fmt -check` runs too when a terraform binary is on PATH."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import hcl2
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+INFRA = ROOT / "infra"
+FUNCTIONS = ["ingest", "embed", "upsert", "query", "rerank", "compose", "reconcile"]
+EVENT_FUNCTIONS = ["ingest", "embed", "upsert"]
+
+# file → the resource types it may hold (one file per resource kind)
+KINDS = {
+    "apis.tf": {"google_project_service"},
+    "storage.tf": {"google_storage_bucket", "google_storage_notification"},
+    "pubsub.tf": {"google_pubsub_topic", "google_pubsub_subscription"},
+    "vertex.tf": {
+        "google_vertex_ai_index",
+        "google_vertex_ai_index_endpoint",
+        "google_vertex_ai_index_endpoint_deployed_index",
+    },
+    "service_accounts.tf": {"google_service_account"},
+    "secrets.tf": {"google_secret_manager_secret"},
+    "scheduler.tf": {"google_cloud_scheduler_job"},
+    "iam.tf": {
+        "google_storage_bucket_iam_member",
+        "google_pubsub_topic_iam_member",
+        "google_project_iam_member",
+        "google_secret_manager_secret_iam_member",
+        "google_cloud_run_v2_service_iam_member",
+    },
+}
+
+# The least-privilege policy, as (function, role, resource): a grant not listed here fails the test.
+EXPECTED_GRANTS = {
+    ("ingest", "roles/storage.objectViewer", "docs"),
+    ("ingest", "roles/storage.objectCreator", "state"),
+    ("embed", "roles/storage.objectCreator", "state"),
+    ("upsert", "roles/storage.objectUser", "state"),
+    ("query", "roles/storage.objectViewer", "state"),
+    ("rerank", "roles/storage.objectViewer", "state"),
+    ("compose", "roles/storage.objectViewer", "state"),
+    ("reconcile", "roles/storage.objectViewer", "docs"),
+    ("reconcile", "roles/storage.objectUser", "state"),
+    ("ingest", "roles/pubsub.publisher", "chunked"),
+    ("embed", "roles/pubsub.publisher", "embedded"),
+    ("reconcile", "roles/pubsub.publisher", "chunked"),
+    ("reconcile", "roles/pubsub.publisher", "embedded"),
+    ("ingest", "roles/eventarc.eventReceiver", "project"),
+    ("embed", "roles/eventarc.eventReceiver", "project"),
+    ("upsert", "roles/eventarc.eventReceiver", "project"),
+    ("embed", "roles/aiplatform.user", "project"),
+    ("upsert", "roles/aiplatform.user", "project"),
+    ("query", "roles/aiplatform.user", "project"),
+}
+
+
+def unquote(value: Any) -> Any:
+    if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1]
+    return value
+
+
+def parse() -> dict[str, dict[str, Any]]:
+    return {p.name: hcl2.loads(p.read_text(encoding="utf-8")) for p in sorted(INFRA.glob("*.tf"))}
+
+
+@pytest.fixture(scope="module")
+def tf() -> dict[str, dict[str, Any]]:
+    return parse()
+
+
+def blocks(tf: dict[str, dict[str, Any]], kind: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """(type, name) → body of every `kind` block (resource, data) across files."""
+    out = {}
+    for doc in tf.values():
+        for entry in doc.get(kind, []):
+            for rtype, named in entry.items():
+                for name, body in named.items():
+                    out[(unquote(rtype), unquote(name))] = body
+    return out
+
+
+def variables_of(tf: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {unquote(n): body for doc in tf.values() for e in doc.get("variable", []) for n, body in e.items()}
+
+
+def locals_of(tf: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for doc in tf.values():
+        for entry in doc.get("locals", []):
+            out.update(entry)
+    return out
+
+
+def test_one_file_per_resource_kind(tf):
+    for name, doc in tf.items():
+        for entry in doc.get("resource", []):
+            for rtype in entry:
+                assert unquote(rtype) in KINDS.get(name, set()), f"{unquote(rtype)} does not belong in {name}"
+    found = {unquote(t) for doc in tf.values() for e in doc.get("resource", []) for t in e}
+    assert found == set().union(*KINDS.values())
+
+
+def test_buckets_are_private_and_removals_are_notified_to_the_embedded_topic(tf):
+    resources = blocks(tf, "resource")
+    for name in ("docs", "state"):
+        bucket = resources[("google_storage_bucket", name)]
+        assert bucket["uniform_bucket_level_access"] is True
+        assert unquote(bucket["public_access_prevention"]) == "enforced"
+    notification = resources[("google_storage_notification", "removals")]
+    assert unquote(notification["payload_format"]) == "JSON_API_V1"
+    assert [unquote(e) for e in notification["event_types"]] == ["OBJECT_DELETE", "OBJECT_ARCHIVE"]
+    assert "google_pubsub_topic.embedded" in notification["topic"]
+
+
+def test_stage_topics_dead_letter_topics_and_their_subscriptions(tf):
+    resources, local = blocks(tf, "resource"), locals_of(tf)
+    assert {k: unquote(v) for k, v in local["topics"].items()} == {
+        "chunked": "regrag-chunked",
+        "embedded": "regrag-embedded",
+    }  # the defaults of REGRAG_TOPIC_CHUNKED / REGRAG_TOPIC_EMBEDDED
+    dead = resources[("google_pubsub_topic", "dead")]
+    assert "local.event_functions" in dead["for_each"] and unquote(dead["name"]) == "regrag-${each.value}-dead"
+    assert [unquote(f) for f in local["event_functions"]] == EVENT_FUNCTIONS
+    kept = resources[("google_pubsub_subscription", "dead")]
+    assert "google_pubsub_topic.dead" in kept["for_each"] and unquote(kept["message_retention_duration"]) == "604800s"
+    deploy = (ROOT / "deploy.sh").read_text()
+    assert '--dead-letter-topic="regrag-$fn-dead"' in deploy  # the same names
+
+
+def test_vector_search_index_streams_and_matches_the_embedder(tf):
+    resources, variables = blocks(tf, "resource"), variables_of(tf)
+    index = resources[("google_vertex_ai_index", "chunks")]
+    assert unquote(index["index_update_method"]) == "STREAM_UPDATE"
+    config = index["metadata"][0]["config"][0]
+    assert config["dimensions"] == "${var.embedding_dimension}"
+    assert unquote(config["distance_measure_type"]) == "DOT_PRODUCT_DISTANCE"
+    assert variables["embedding_dimension"]["default"] == 768  # text-embedding-005, the default model
+    assert resources[("google_vertex_ai_index_endpoint", "chunks")]["public_endpoint_enabled"] is True
+    deployed = resources[("google_vertex_ai_index_endpoint_deployed_index", "chunks")]
+    assert deployed["deployed_index_id"] == "${var.deployed_index_id}"
+    assert re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", unquote(variables["deployed_index_id"]["default"]))
+
+
+def test_one_service_account_per_function_as_deploy_sh_names_them(tf):
+    resources, local = blocks(tf, "resource"), locals_of(tf)
+    accounts = resources[("google_service_account", "function")]
+    assert "local.functions" in accounts["for_each"] and unquote(accounts["account_id"]) == "regrag-${each.value}"
+    assert [unquote(f) for f in local["http_functions"]] == ["query", "rerank", "compose", "reconcile"]
+    table = re.search(r'FUNCTIONS_TABLE="\n(.*?)"', (ROOT / "deploy.sh").read_text(), re.S).group(1)
+    rows = [line.split() for line in table.strip().splitlines()]
+    assert [r[0] for r in rows] == FUNCTIONS and all(r[5] == f"regrag-{r[0]}" for r in rows)
+    assert sorted(p.name for p in (ROOT / "functions").iterdir() if (p / "main.py").exists()) == sorted(FUNCTIONS)
+
+
+def test_grants_are_least_privilege(tf):
+    text = "\n".join(p.read_text() for p in INFRA.glob("*.tf"))
+    assert not re.search(r"roles/(owner|editor|viewer|storage\.admin|storage\.objectAdmin|pubsub\.admin)\b", text)
+    local = locals_of(tf)
+    grants = set()
+    for spec in local["bucket_grants"].values():
+        grants.add((unquote(spec["fn"]), unquote(spec["role"]), unquote(spec["bucket"])))
+    for spec in local["topic_grants"].values():
+        grants.add((unquote(spec["fn"]), "roles/pubsub.publisher", unquote(spec["topic"])))
+    # project_grants is one expression: {for fn in <list> : … => {role = "<role>", fn = fn}} per role
+    pairs = re.findall(
+        r'for fn in (local\.event_functions|\[[^\]]*\]) : "[^"]*" => \{role = "([^"]+)"', local["project_grants"]
+    )
+    assert len(pairs) == 2
+    for functions, role in pairs:
+        names = EVENT_FUNCTIONS if functions == "local.event_functions" else re.findall(r'"(\w+)"', functions)
+        grants |= {(fn, role, "project") for fn in names}
+    assert grants == EXPECTED_GRANTS
+    resources = blocks(tf, "resource")
+    project_members = [b for (t, _), b in resources.items() if t == "google_project_iam_member"]
+    assert {b["role"] for b in project_members} == {"${each.value.role}", '"roles/pubsub.publisher"'}
+    storage_agent = resources[("google_project_iam_member", "storage_agent_publishes_events")]
+    assert storage_agent["member"] == "${local.storage_agent}"  # the only project-wide publisher
+
+
+def test_the_gemini_secret_is_created_without_its_value_and_readable_by_query_and_rerank_only(tf):
+    resources = blocks(tf, "resource")
+    assert ("google_secret_manager_secret", "gemini") in resources
+    assert not [t for t, _ in resources if t == "google_secret_manager_secret_version"]  # no key in state
+    accessor = resources[("google_secret_manager_secret_iam_member", "gemini")]
+    assert accessor["for_each"] == '${toset(["query", "rerank"])}'
+    assert unquote(accessor["role"]) == "roles/secretmanager.secretAccessor"
+
+
+def test_only_query_is_invocable_from_outside_and_only_when_authenticated_unless_opened(tf):
+    resources, local = blocks(tf, "resource"), locals_of(tf)
+    invoker = resources[("google_cloud_run_v2_service_iam_member", "invoker")]
+    assert invoker["for_each"] == "${var.functions_deployed ? local.invokers : {}}"
+    assert unquote(invoker["role"]) == "roles/run.invoker"
+    assert (
+        local["query_members"] == '${concat(var.query_invokers, var.allow_unauthenticated_query ? ["allUsers"] : [])}'
+    )
+    invokers = local["invokers"]
+    assert "local.query_members" in invokers and '"query"' in invokers
+    assert "local.event_functions" in invokers and "local.sa[fn]" in invokers  # own trigger identity
+    assert "google_service_account.scheduler.email" in invokers and '"reconcile"' in invokers
+    assert "rerank" not in invokers and "compose" not in invokers
+    variables = variables_of(tf)
+    assert variables["allow_unauthenticated_query"]["default"] is False
+    assert variables["query_invokers"]["default"] == []
+    text = "\n".join(p.read_text() for p in INFRA.glob("*.tf"))
+    assert text.count('"allUsers"') == 1 and "allAuthenticatedUsers" not in text
+
+
+def test_the_scheduler_calls_reconcile_with_oidc(tf):
+    job = blocks(tf, "resource")[("google_cloud_scheduler_job", "reconcile")]
+    target = job["http_target"][0]
+    oidc = target["oidc_token"][0]
+    assert oidc["service_account_email"] == "${google_service_account.scheduler.email}"
+    assert oidc["audience"] == target["uri"] == "${data.google_cloud_run_v2_service.reconcile[0].uri}"
+    assert unquote(target["http_method"]) == "POST" and target["body"] == '${base64encode("{}")}'
+    assert job["schedule"] == "${var.reconcile_schedule}"
+
+
+def test_terraform_fmt(tmp_path):
+    terraform = shutil.which("terraform")
+    if terraform is None:
+        pytest.skip("terraform is not installed (not available from PyPI, npm or Debian): fmt check skipped")
+    result = subprocess.run(
+        [terraform, "fmt", "-check", "-diff", "-no-color", str(INFRA)],
+        env={**os.environ, "TF_CLI_CONFIG_FILE": "/dev/null", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
