@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,43 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[No
     reset_app()
     yield
     reset_app()
+
+
+class SlowOrBrokenIndex:
+    """Wraps a VectorIndex: searches of some corpora sleep (a slow backend) or fail (a broken one)."""
+
+    def __init__(
+        self,
+        inner: Any,
+        slow: set[str] = frozenset(),
+        broken: set[str] = frozenset(),  # type: ignore[assignment]
+        delay_s: float = 1.0,
+    ) -> None:
+        self.inner, self.slow, self.broken, self.delay_s = inner, set(slow), set(broken), delay_s
+
+    def search(self, vector: Any, filters: Any, k: int) -> Any:
+        corpus = set(filters.corpus)
+        if corpus & self.broken:
+            raise RuntimeError("index shard unavailable")
+        if corpus & self.slow:
+            time.sleep(self.delay_s)
+        return self.inner.search(vector, filters, k)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def with_vectors(app: Any, vectors: Any) -> Any:
+    """The same app with another VectorIndex in its retriever (for SlowOrBrokenIndex)."""
+    from dataclasses import replace
+
+    from regrag.app import Regrag
+
+    old = app.s.retriever
+    retriever = type(old)(
+        embedder=old.embedder, vectors=vectors, lexical=old.lexical, store=old.store, config=old.config
+    )
+    return Regrag(replace(app.s, vectors=vectors, retriever=retriever))
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:

