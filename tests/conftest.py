@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +48,8 @@ class SlowOrBrokenIndex:
     def __init__(
         self,
         inner: Any,
-        slow: set[str] = frozenset(),
-        broken: set[str] = frozenset(),  # type: ignore[assignment]
+        slow: Collection[str] = (),
+        broken: Collection[str] = (),
         delay_s: float = 1.0,
     ) -> None:
         self.inner, self.slow, self.broken, self.delay_s = inner, set(slow), set(broken), delay_s
