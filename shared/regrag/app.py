@@ -85,6 +85,7 @@ class Regrag:
             publisher=self.s.publisher,
             topic=self.s.settings.topic_embedded,
             batch_size=self.s.settings.embed_batch_size,
+            questions=self.s.questions_indexer,
         )
 
     def upsert_event(self, event: Any) -> Any:
@@ -106,7 +107,9 @@ class Regrag:
         message = DocumentDeleted(ingest_stage.derive_doc_id(event.name), event.name, event.generation, "")
         self.catalog.invalidate()
         s = self.s
-        return upsert_stage.delete_document(message, store=s.store, vectors=s.vectors, lexical=s.lexical)
+        return upsert_stage.delete_document(
+            message, store=s.store, vectors=s.vectors, lexical=s.lexical, questions=s.question_index
+        )
 
     def upsert_payload(self, payload: dict[str, Any], attributes: dict[str, str]) -> Any:
         return run_event("upsert", str(attributes.get("doc_id", "?")), lambda: self._upsert(payload), self.s.failures)
@@ -116,7 +119,9 @@ class Regrag:
         s = self.s
         if isinstance(message, DocumentDeleted):
             self.catalog.invalidate()
-            return upsert_stage.delete_document(message, store=s.store, vectors=s.vectors, lexical=s.lexical)
+            return upsert_stage.delete_document(
+                message, store=s.store, vectors=s.vectors, lexical=s.lexical, questions=s.question_index
+            )
         if not isinstance(message, ChunksEmbedded):
             raise InvalidInput(f"upsert expects ChunksEmbedded or DocumentDeleted, got {message.kind}")
         self.catalog.invalidate()
@@ -124,7 +129,9 @@ class Regrag:
             raise InvalidInput(
                 f"vectors from model {message.model!r} cannot enter an index of {self.s.embedder.model_id!r}"
             )
-        return upsert_stage.upsert_chunks(message, store=s.store, vectors=s.vectors, lexical=s.lexical)
+        return upsert_stage.upsert_chunks(
+            message, store=s.store, vectors=s.vectors, lexical=s.lexical, questions=s.question_index
+        )
 
     # --- HTTP stages --------------------------------------------------------------------------------------
 
@@ -288,7 +295,12 @@ class Regrag:
 
     def admin_prompts(self, authorization: str | None) -> dict[str, Any]:
         self._admin(authorization)
-        return {"prompts": admin_stage.prompt_versions(), "active": admin_stage.active_prompts(self.s.reranker)}
+        return {"prompts": admin_stage.prompt_versions(), "active": self.active_prompts()}
+
+    def active_prompts(self) -> dict[str, str]:
+        return admin_stage.active_prompts(
+            self.s.reranker, hyde=self.s.retriever.hyde, questions=self.s.questions_indexer
+        )
 
     def admin_index(self, authorization: str | None) -> dict[str, Any]:
         self._admin(authorization)
@@ -314,7 +326,7 @@ class Regrag:
         return {
             "index_version": stats.get("index_version"),
             "embedding_model": self.s.embedder.model_id,
-            "prompts": admin_stage.active_prompts(self.s.reranker),
+            "prompts": self.active_prompts(),
         }
 
     def reconcile(self, body: Any) -> dict[str, Any]:
@@ -365,6 +377,8 @@ class Regrag:
         rerank_cache = getattr(self.s.reranker, "cache", None)
         if rerank_cache is not None and hasattr(rerank_cache, "stats"):
             out["rerank"] = rerank_cache.stats()
+        if self.s.retriever.hyde is not None:
+            out["hyde"] = self.s.retriever.hyde.cache.stats()
         vector_cache = getattr(getattr(self.s.embedder, "inner", None), "cache", None)
         if vector_cache is not None and hasattr(vector_cache, "hits"):
             out["document_vectors"] = {"hits": vector_cache.hits, "misses": vector_cache.misses}

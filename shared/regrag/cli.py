@@ -236,9 +236,9 @@ def cmd_corpora(app: Any, args: argparse.Namespace) -> int:
 
 
 def cmd_prompts(app: Any, args: argparse.Namespace) -> int:
-    from regrag.pipeline.admin import active_prompts, prompt_versions
+    from regrag.pipeline.admin import prompt_versions
 
-    active = set(active_prompts(app.s.reranker).values())
+    active = set(app.active_prompts().values())
     for p in prompt_versions():
         mark = "*" if p["key"] in active else " "
         print(f"{mark} {p['key']:<24} sha256:{p['sha256'][:16]}")

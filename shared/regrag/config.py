@@ -35,6 +35,8 @@ class Settings:
     rrf_k: int = field(default=20, metadata={"env": "REGRAG_RRF_K", "min": 1})
     dense_weight: float = field(default=0.5, metadata={"env": "REGRAG_DENSE_WEIGHT", "min": 0.0})
     lexical_weight: float = field(default=1.0, metadata={"env": "REGRAG_LEXICAL_WEIGHT", "min": 0.0})
+    # the key-term coverage ranking fused after retrieval (pipeline/retrieve.py coverage_rerank); 0 turns it off
+    coverage_weight: float = field(default=1.0, metadata={"env": "REGRAG_COVERAGE_WEIGHT", "min": 0.0})
     title_weight: float = field(default=0.5, metadata={"env": "REGRAG_TITLE_WEIGHT", "min": 0.0})
     corpus_timeout_s: float = field(default=3.0, metadata={"env": "REGRAG_CORPUS_TIMEOUT_S", "min": 0.05})
     query_cache_size: int = field(default=2048, metadata={"env": "REGRAG_QUERY_CACHE_SIZE", "min": 0})
@@ -59,6 +61,18 @@ class Settings:
     dense_floor: float | None = field(default=0.89, metadata={"env": "REGRAG_DENSE_FLOOR"})
     relevance_floor_alone: float = field(default=0.25, metadata={"env": "REGRAG_RELEVANCE_FLOOR_ALONE", "min": 0.0})
     quote_floor: float = field(default=0.2, metadata={"env": "REGRAG_QUOTE_FLOOR", "min": 0.0, "max": 1.0})
+    # retrieval aids (pipeline/hyde.py, pipeline/questions.py): extra RRF legs, off unless the eval shows a gain.
+    # REGRAG_GENERATOR picks their model: gemini (the product; key or Vertex AI as for rerank) or local (the
+    # deterministic ExtractiveGenerator, for measuring). The questions index is local mode only for now.
+    generator: str = field(default="gemini", metadata={"env": "REGRAG_GENERATOR", "choices": ("gemini", "local")})
+    hyde: bool = field(default=False, metadata={"env": "REGRAG_HYDE"})
+    hyde_weight: float = field(default=0.5, metadata={"env": "REGRAG_HYDE_WEIGHT", "min": 0.0})
+    hyde_timeout_s: float = field(default=3.0, metadata={"env": "REGRAG_HYDE_TIMEOUT_S", "min": 0.1})
+    hyde_cache_size: int = field(default=512, metadata={"env": "REGRAG_HYDE_CACHE_SIZE", "min": 0})
+    questions_index: bool = field(default=False, metadata={"env": "REGRAG_QUESTIONS_INDEX"})
+    questions_weight: float = field(default=0.5, metadata={"env": "REGRAG_QUESTIONS_WEIGHT", "min": 0.0})
+    questions_per_chunk: int = field(default=3, metadata={"env": "REGRAG_QUESTIONS_PER_CHUNK", "min": 1, "max": 10})
+    questions_timeout_s: float = field(default=10.0, metadata={"env": "REGRAG_QUESTIONS_TIMEOUT_S", "min": 0.1})
     # topics (Pub/Sub topic ids; in local mode, names on the in-process bus)
     topic_chunked: str = field(default="regrag-chunked", metadata={"env": "REGRAG_TOPIC_CHUNKED"})
     topic_embedded: str = field(default="regrag-embedded", metadata={"env": "REGRAG_TOPIC_EMBEDDED"})

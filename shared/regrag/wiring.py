@@ -10,17 +10,32 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from regrag import logs
-from regrag.config import Settings
+from regrag.config import ConfigError, Settings
 from regrag.pipeline.caching import QueryEmbeddingCache
 from regrag.pipeline.compose import RelevanceFloor
 from regrag.pipeline.query import QueryOptions
 from regrag.pipeline.rerank import RetrievalOrderReranker
 from regrag.pipeline.retrieve import RetrievalConfig, Retriever
-from regrag.ports import BlobStore, ChunkStore, Embedder, FailureRecorder, LexicalIndex, Publisher, VectorIndex
+from regrag.ports import (
+    BlobStore,
+    ChunkStore,
+    Embedder,
+    FailureRecorder,
+    Generator,
+    LexicalIndex,
+    Publisher,
+    QuestionIndex,
+    VectorIndex,
+)
+
+if TYPE_CHECKING:
+    from regrag.pipeline.hyde import Hyde
+    from regrag.pipeline.questions import QuestionsIndexer
 
 
 @dataclass(frozen=True)
@@ -38,6 +53,10 @@ class Services:
     query_options: QueryOptions
     bus: Any = None  # the in-process bus in local mode
     feedback: Any = None  # FeedbackStore: the query log and user feedback
+    # the questions-answered index: its storage (wired locally even when the aid is off, so deletes always
+    # clear it) and the ingest-time generator (only when REGRAG_QUESTIONS_INDEX is on)
+    question_index: Any = None
+    questions_indexer: Any = None
 
     def close(self) -> None:
         for part in (self.store, self.feedback):
@@ -121,10 +140,151 @@ def build_reranker(settings: Settings, api_key: str | None = None) -> Any:
     )
 
 
+# --- retrieval aids (HyDE, questions-answered index): off by default; see pipeline/hyde.py, pipeline/questions.py
+
+HYDE_PROMPT = "hyde_v1"  # pinned, like RERANK_PROMPT
+QUESTIONS_PROMPT = "questions_v1"
+
+
+def build_aid_generator(
+    settings: Settings,
+    *,
+    timeout_s: float,
+    lexical_search: Callable[[str], list[str]] | None = None,
+    api_key: str | None = None,
+) -> tuple[Generator, str]:
+    """The model behind the retrieval aids, and its id: Gemini (the product) or the deterministic local
+    ExtractiveGenerator (REGRAG_GENERATOR=local, for measuring), which builds HyDE passages from
+    `lexical_search`. An aid switched on without a reachable Gemini is a configuration error, not a silent no-op.
+    """
+    if settings.generator == "local":
+        from regrag.adapters.local.generator import ExtractiveGenerator
+
+        local = ExtractiveGenerator(lexical_search)
+        return local, local.model_id
+    key = api_key or settings.gemini_api_key
+    if not (key or settings.gemini_vertex):
+        raise ConfigError(
+            "REGRAG_HYDE / REGRAG_QUESTIONS_INDEX with REGRAG_GENERATOR=gemini need GEMINI_API_KEY or "
+            "REGRAG_GEMINI_VERTEX=true (REGRAG_GENERATOR=local selects the deterministic stand-in)"
+        )
+    from regrag.adapters.gcp.gemini import GeminiGenerator
+
+    generator = GeminiGenerator(
+        settings.gemini_model,
+        api_key=None if settings.gemini_vertex else key,
+        vertexai=settings.gemini_vertex,
+        project=settings.gemini_project,
+        location=settings.gemini_location,
+        base_url=settings.gemini_base_url,
+        timeout_s=timeout_s,
+    )
+    return generator, settings.gemini_model
+
+
+def lexical_texts(lexical: LexicalIndex, store: ChunkStore, k: int = 3) -> Callable[[str], list[str]]:
+    """question → the texts of its top BM25 hits among the versions in force today (the local generator's
+    pseudo-relevance feedback)."""
+    from regrag.domain.models import Filters
+    from regrag.pipeline.lexical import query_tokens
+    from regrag.pipeline.retrieve import effective_filters
+
+    def search(question: str) -> list[str]:
+        tokens = query_tokens(question)
+        hits = lexical.search(tokens, effective_filters(Filters()), k) if tokens else []
+        return [c.search_text for c in store.get_chunks([h.chunk_id for h in hits])]
+
+    return search
+
+
+def build_hyde(
+    settings: Settings, embedder: Embedder, lexical: LexicalIndex, store: ChunkStore, api_key: str | None = None
+) -> Hyde | None:
+    """HyDE when REGRAG_HYDE is on. `embedder` embeds the passage as a document; pass one without a
+    persistent vector cache (a hypothetical passage is not worth keeping on disk)."""
+    if not settings.hyde:
+        return None
+    from regrag.pipeline.hyde import Hyde
+    from regrag.prompts import load_prompt
+
+    generator, model_id = build_aid_generator(
+        settings, timeout_s=settings.hyde_timeout_s, lexical_search=lexical_texts(lexical, store), api_key=api_key
+    )
+    return Hyde(
+        generator,
+        model_id,
+        load_prompt(HYDE_PROMPT),
+        embedder,
+        timeout_s=settings.hyde_timeout_s,
+        cache_size=settings.hyde_cache_size,
+    )
+
+
+def build_questions_indexer(
+    settings: Settings, embedder: Embedder, index: QuestionIndex, api_key: str | None = None
+) -> QuestionsIndexer | None:
+    """The ingest-time question generator when REGRAG_QUESTIONS_INDEX is on. `embedder` embeds the questions
+    as queries; pass one without the query cache (ingest questions would evict users' questions from it)."""
+    if not settings.questions_index:
+        return None
+    from regrag.pipeline.questions import QuestionsIndexer
+    from regrag.prompts import load_prompt
+
+    generator, model_id = build_aid_generator(settings, timeout_s=settings.questions_timeout_s, api_key=api_key)
+    return QuestionsIndexer(
+        generator,
+        model_id,
+        load_prompt(QUESTIONS_PROMPT),
+        embedder,
+        index,
+        timeout_s=settings.questions_timeout_s,
+        max_questions=settings.questions_per_chunk,
+    )
+
+
+def retrieval_config_from(settings: Settings) -> RetrievalConfig:
+    return RetrievalConfig(
+        settings.top_k,
+        settings.dense_k,
+        settings.lexical_k,
+        settings.rrf_k,
+        settings.dense_weight,
+        settings.lexical_weight,
+        settings.hyde_weight,
+        settings.questions_weight,
+        settings.coverage_weight,
+    )
+
+
+def with_query_aids(services: Services) -> Services:
+    """GCP mode: HyDE added to the retriever that build_gcp_services made (unchanged when HyDE is off).
+
+    The questions-answered index has no GCP storage yet (Vector Search would need a second index or
+    datapoints keyed by question), so switching it on in GCP mode is refused here rather than ignored.
+    """
+    settings = services.settings
+    if settings.questions_index:
+        raise ConfigError("REGRAG_QUESTIONS_INDEX is supported in local mode only: GCP mode has no question index yet")
+    if not settings.hyde:
+        return services
+    base = services.retriever
+    hyde = build_hyde(settings, services.embedder, services.lexical, services.store)
+    retriever = Retriever(
+        embedder=base.embedder,
+        vectors=base.vectors,
+        lexical=base.lexical,
+        store=base.store,
+        config=replace(base.config, hyde_weight=settings.hyde_weight),
+        max_workers=base.max_workers,
+        hyde=hyde,
+    )
+    return replace(services, retriever=retriever)
+
+
 def build_services(settings: Settings) -> Services:
     """Build the adapter set that `settings.mode` selects."""
     if settings.mode == "gcp":
-        return build_gcp_services(settings)
+        return with_query_aids(build_gcp_services(settings))  # the only retrieval-aid line on the GCP side
     if settings.mode != "local":
         raise NotImplementedError(f"REGRAG_MODE={settings.mode!r} is not available in this build")
     from regrag.adapters.local.blobstore import DiskBlobStore
@@ -132,29 +292,37 @@ def build_services(settings: Settings) -> Services:
     from regrag.adapters.local.failures import JsonlFailureRecorder
     from regrag.adapters.local.feedback import SqliteFeedbackStore
     from regrag.adapters.local.snapshot import Bm25Params
-    from regrag.adapters.local.sqlite_index import SqliteIndex, SqliteLexicalIndex, SqliteVectorIndex
+    from regrag.adapters.local.sqlite_index import (
+        SqliteIndex,
+        SqliteLexicalIndex,
+        SqliteQuestionIndex,
+        SqliteVectorIndex,
+    )
 
     logs.configure(settings.log_level)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     limit_blas_threads()
-    embedder = QueryEmbeddingCache(build_embedder(settings), settings.query_cache_size)
+    documents = build_embedder(settings)
+    embedder = QueryEmbeddingCache(documents, settings.query_cache_size)
     db = SqliteIndex(
-        settings.index_path, embedder.dimension, embedder.model_id, Bm25Params(settings.bm25_k1, settings.bm25_b)
+        settings.index_path,
+        embedder.dimension,
+        embedder.model_id,
+        Bm25Params(settings.bm25_k1, settings.bm25_b),
+        search_questions=settings.questions_index,
     )
     bus = InProcessBus()
+    lexical = SqliteLexicalIndex(db, settings.title_weight)
+    question_index = SqliteQuestionIndex(db)
     retriever = Retriever(
         embedder=embedder,
         vectors=SqliteVectorIndex(db),
-        lexical=SqliteLexicalIndex(db, settings.title_weight),
+        lexical=lexical,
         store=db,
-        config=RetrievalConfig(
-            settings.top_k,
-            settings.dense_k,
-            settings.lexical_k,
-            settings.rrf_k,
-            settings.dense_weight,
-            settings.lexical_weight,
-        ),
+        config=retrieval_config_from(settings),
+        # the model itself, past the on-disk vector cache (documents.inner): see build_hyde
+        hyde=build_hyde(settings, getattr(documents, "inner", documents), lexical, db),
+        questions=question_index if settings.questions_index else None,
     )
     services = Services(
         settings=settings,
@@ -170,6 +338,8 @@ def build_services(settings: Settings) -> Services:
         query_options=query_options_from(settings),
         bus=bus,
         feedback=SqliteFeedbackStore(settings.data_dir / "feedback.sqlite"),
+        question_index=question_index,
+        questions_indexer=build_questions_indexer(settings, documents, question_index),
     )
     return services
 
@@ -247,14 +417,7 @@ def build_gcp_services(settings: Settings) -> Services:
         vectors=vectors,
         lexical=lexical,
         store=store,
-        config=RetrievalConfig(
-            settings.top_k,
-            settings.dense_k,
-            settings.lexical_k,
-            settings.rrf_k,
-            settings.dense_weight,
-            settings.lexical_weight,
-        ),
+        config=retrieval_config_from(settings),
     )
     return Services(
         settings=settings,

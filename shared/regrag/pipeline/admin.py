@@ -43,10 +43,17 @@ def prompt_versions() -> list[dict[str, Any]]:
     return [{"name": p.name, "version": p.version, "key": p.key, "sha256": p.sha256} for p in list_prompts()]
 
 
-def active_prompts(reranker: Any) -> dict[str, str]:
-    """The prompt each model-backed component runs with ({component: prompt key}), for reports and /admin."""
-    prompt = getattr(reranker, "prompt", None)
-    return {"rerank": prompt.key} if prompt is not None and hasattr(prompt, "key") else {}
+def active_prompts(reranker: Any, *, hyde: Any = None, questions: Any = None) -> dict[str, str]:
+    """The prompt each model-backed component runs with ({component: prompt key}), for reports and /admin.
+
+    `hyde` and `questions` are the retrieval aids when they are wired (None when switched off).
+    """
+    out = {}
+    for component, part in (("rerank", reranker), ("hyde", hyde), ("questions", questions)):
+        prompt = getattr(part, "prompt", None)
+        if prompt is not None and hasattr(prompt, "key"):
+            out[component] = prompt.key
+    return out
 
 
 def index_info(store: Any, embedder: Any) -> dict[str, Any]:

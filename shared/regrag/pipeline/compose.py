@@ -18,8 +18,9 @@ from typing import Any
 from regrag import logs
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import Answer, Bullet, Candidate, Citation, DocumentMeta, Filters
+from regrag.pipeline.keywords import Keyword, coverage, question_keywords
 from regrag.text.metadata import PROVINCE_NAMES
-from regrag.text.segment import STOPWORDS, load_terms, tokenize
+from regrag.text.segment import load_terms
 from regrag.text.sentences import sentence_spans
 
 log = logs.get("compose")
@@ -62,35 +63,6 @@ class RelevanceFloor:
         if best_dense is None or self.dense is None:
             return best_coverage < self.coverage_alone
         return best_coverage < self.coverage and best_dense < self.dense
-
-
-@dataclass(frozen=True)
-class Keyword:
-    term: str
-    weight: float
-
-
-def question_keywords(question: str) -> list[Keyword]:
-    """Content words of the question: jieba search-mode tokens (words and their sub-words, stopwords out)
-    plus the dictionary terms inside it. Longer words weigh more (环境影响评价 says more than 企业); sub-words
-    let a lay word still meet the statute's word (光伏板 → 光伏, 住宅楼 → 住宅). Single characters are dropped.
-    """
-    words = tokenize(question)
-    terms = {t for t, _ in load_terms() if t in question}
-    seen: dict[str, float] = {}
-    for w in [*words, *terms]:
-        if len(w) < 2 or w in STOPWORDS or (not _CJK_RE.search(w) and not w.isalnum()):
-            continue
-        seen[w] = max(seen.get(w, 0.0), min(len(w), 4) * (1.5 if w in terms else 1.0))
-    return [Keyword(t, w) for t, w in seen.items()]
-
-
-def coverage(text: str, keywords: Sequence[Keyword]) -> float:
-    """Share of the keyword weight found in `text` (0–1)."""
-    total = sum(k.weight for k in keywords)
-    if total == 0:
-        return 0.0
-    return sum(k.weight for k in keywords if k.term in text) / total
 
 
 def _span_score(text: str, keywords: Sequence[Keyword]) -> float:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from regrag.domain.models import Answer, Candidate
-from regrag.pipeline.compose import Keyword, coverage
+from regrag.pipeline.keywords import Keyword, coverage
 
 HIGH = 0.65
 LOW = 0.5

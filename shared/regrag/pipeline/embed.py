@@ -1,4 +1,10 @@
-"""embed: DocumentChunked → vectors for every chunk → ChunksEmbedded message(s)."""
+"""embed: DocumentChunked → vectors for every chunk → ChunksEmbedded message(s).
+
+With the questions-answered index on, the stage also generates, embeds and stores the questions each article
+answers (regrag.pipeline.questions) before it publishes: the chunk's own upsert, which follows the message,
+then writes the chunk's filter columns with the version links only the store knows. A failure there is logged
+and counted, never raised: ingestion goes on without those questions.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from regrag import logs
 from regrag.domain.errors import InvalidInput
 from regrag.domain.messages import ChunksEmbedded, DocumentChunked, split_for_publish
 from regrag.domain.models import Chunk
+from regrag.pipeline.questions import QuestionsIndexer
 from regrag.ports import Embedder, Publisher
 
 log = logs.get("embed")
@@ -34,9 +41,18 @@ def validate_vectors(vectors: np.ndarray, count: int, dimension: int) -> None:
 
 
 def embed_chunks(
-    message: DocumentChunked, *, embedder: Embedder, publisher: Publisher, topic: str, batch_size: int = 32
+    message: DocumentChunked,
+    *,
+    embedder: Embedder,
+    publisher: Publisher,
+    topic: str,
+    batch_size: int = 32,
+    questions: QuestionsIndexer | None = None,
 ) -> ChunksEmbedded:
-    """Embed the chunks of one message (document task type) in batches and publish the result."""
+    """Embed the chunks of one message (document task type) in batches and publish the result.
+
+    `questions`: when given, the questions-answered index is filled for these chunks first (never raises).
+    """
     started = time.perf_counter()
     texts = [embedding_text(c) for c in message.chunks]
     parts = [embedder.embed_documents(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
@@ -45,6 +61,7 @@ def embed_chunks(
     out = ChunksEmbedded(
         message.meta, message.text, message.chunks, tuple(vectors), embedder.model_id, message.part, message.parts
     )
+    asked = questions.index_chunks(message.chunks).to_dict() if questions is not None else None
     pieces = split_for_publish(out)
     for piece in pieces:
         publisher.publish(topic, piece.to_json(), {"kind": piece.kind, "doc_id": message.meta.doc_id})
@@ -58,5 +75,6 @@ def embed_chunks(
         parts=message.parts,
         model=embedder.model_id,
         ms=round((time.perf_counter() - started) * 1000, 1),
+        **({"questions": asked} if asked is not None else {}),
     )
     return out

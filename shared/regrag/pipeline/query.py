@@ -15,7 +15,7 @@ from regrag.domain.models import Chunk, DocumentMeta, Filters
 from regrag.pipeline.compose import RelevanceFloor, compose_answer, question_keywords, with_caution
 from regrag.pipeline.confidence import assess
 from regrag.pipeline.filters import parse_filters
-from regrag.pipeline.rerank import rerank_candidates
+from regrag.pipeline.rerank import STATUS_SKIPPED, rerank_candidates
 from regrag.pipeline.retrieve import Retriever
 from regrag.ports import ChunkStore
 from regrag.text.legal import find_cross_references
@@ -204,6 +204,9 @@ def answer_question(
         cited = [(b.citation.doc_id, b.citation.article) for b in answer.bullets]
         extra["context"] = structure_context(store, list(dict.fromkeys(cited)), request.context == "section")
         timings["context"] = round((time.perf_counter() - t) * 1000, 2)
+    if retrieval.aids.debug:
+        # what the aids generated, for whoever debugs retrieval: never a source, never quoted
+        extra["debug"] = dict(retrieval.aids.debug)
     timings["total"] = round((time.perf_counter() - started) * 1000, 2)
     return {
         **extra,
@@ -212,6 +215,9 @@ def answer_question(
         "confidence": confidence.to_dict(),
         "candidates": [c.to_dict() for c in ranked],
         "rerank_status": status,
+        # retrieval aids: ok | skipped (off) | fallback:<reason> (no extra leg; retrieval ran without it)
+        "hyde_status": retrieval.aids.status.get("hyde", STATUS_SKIPPED),
+        "questions_status": retrieval.aids.status.get("questions", STATUS_SKIPPED),
         "corpus_stats": [s.to_dict() for s in retrieval.corpus_stats],
         "filters": retrieval.filters.to_dict(),
         "timings_ms": timings,

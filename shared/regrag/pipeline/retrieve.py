@@ -3,13 +3,18 @@
 RRF (Cormack, Clarke & Büttcher, SIGIR 2009): score(d) = Σ_legs w_leg / (k + rank_leg(d)). It needs no score
 calibration between legs, which matters because cosine similarities and BM25 scores live on unrelated scales.
 Both legs apply the metadata filters inside the index search, so top-k is taken among matching chunks only.
+
+Optional retrieval aids add legs to the same fusion, each with its own weight, prepared once per query (also
+for a fan-out over corpora) and filtered like the others: HyDE (regrag.pipeline.hyde: a hypothetical answer's
+vector searched over the chunk vectors) and the questions-answered index (regrag.pipeline.questions: the
+question's vector searched over questions generated at ingest). Without them the fusion is exactly the two legs.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -18,8 +23,11 @@ import numpy as np
 
 from regrag.domain.errors import Unavailable
 from regrag.domain.models import Candidate, Filters, Hit
+from regrag.pipeline.hyde import Hyde
+from regrag.pipeline.keywords import coverage, question_keywords
 from regrag.pipeline.lexical import query_tokens
-from regrag.ports import ChunkStore, Embedder, LexicalIndex, VectorIndex
+from regrag.pipeline.rerank import STATUS_OK, STATUS_SKIPPED
+from regrag.ports import ChunkStore, Embedder, LexicalIndex, QuestionIndex, VectorIndex
 
 
 @dataclass(frozen=True)
@@ -30,6 +38,9 @@ class RetrievalConfig:
     rrf_k: int = 20
     dense_weight: float = 0.5
     lexical_weight: float = 1.0
+    hyde_weight: float = 0.5
+    questions_weight: float = 0.5
+    coverage_weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,25 @@ def rrf_fuse(legs: Sequence[Sequence[Hit]], weights: Sequence[float], k: int) ->
 
 
 @dataclass(frozen=True)
+class AidLeg:
+    """One more ranked list for the fusion: prepared once per query, searched per corpus with its filters."""
+
+    name: str
+    weight: float
+    search: Callable[[Filters, int], list[Hit]]
+
+
+@dataclass(frozen=True)
+class QueryAids:
+    """The aid legs of one query, what each aid did (status per aid: ok | skipped | fallback:<reason>) and
+    debugging detail that is never a source (the HyDE passage)."""
+
+    legs: tuple[AidLeg, ...] = ()
+    status: dict[str, str] = field(default_factory=dict)
+    debug: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class CorpusStat:
     """How one corpus answered a fanned-out query."""
 
@@ -84,6 +114,7 @@ class Retrieval:
     tokens: list[str]
     timings_ms: dict[str, float] = field(default_factory=dict)
     corpus_stats: list[CorpusStat] = field(default_factory=list)
+    aids: QueryAids = field(default_factory=QueryAids)
 
 
 def effective_filters(filters: Filters, today: dt.date | None = None) -> Filters:
@@ -117,8 +148,46 @@ def merge_corpora(ranked: dict[str, list[Candidate]], weights: dict[str, float],
     return [replace(merged[key], score=scores[key]) for key in order]
 
 
+def coverage_rerank(candidates: list[Candidate], question: str, k: int, weight: float) -> list[Candidate]:
+    """Fuse the retrieval order with a second ranking of the same candidates: by how much of the question's key
+    terms each one's text covers (RRF again, so no score is compared). A cheap local reranker that needs no
+    model: +0.8 nDCG@10 on the dev set in one corpus, and it recovers most of what merging many corpora by
+    rank loses (0.730 → 0.758 over 8 provincial corpora; bench/README.md). `weight` 0 turns it off."""
+    if weight <= 0 or len(candidates) < 2:
+        return candidates
+    keywords = question_keywords(question)
+    covered = [coverage(c.chunk.text + c.chunk.breadcrumb, keywords) for c in candidates]
+    by_coverage = sorted(range(len(candidates)), key=lambda i: (-covered[i], i))
+    fused = [1.0 / (k + i + 1) for i in range(len(candidates))]
+    for rank, i in enumerate(by_coverage, 1):
+        fused[i] += weight / (k + rank)
+    order = sorted(range(len(candidates)), key=lambda i: (-fused[i], i))
+    return [replace(candidates[i], score=fused[i]) for i in order]
+
+
+def corpus_relevance(ranked: dict[str, list[Candidate]], question: str, top: int = 3) -> dict[str, float]:
+    """How well each corpus's own best candidates match the question, relative to the best corpus (0–1].
+
+    Every corpus ranks its best match first, however poor: merging ranks alone interleaves the top of a corpus
+    that has nothing on the question with the top of the one that has the answer (on the dev set, split into 8
+    provincial corpora, round-robin merging took nDCG@10 from 0.797 to 0.494). The weight is the key-term
+    coverage of the corpus's top candidates (their text, not any retrieval score, so nothing is compared across
+    corpora but the question's own words), scaled so the best corpus weighs 1.
+    """
+    keywords = question_keywords(question)
+    raw: dict[str, float] = {}
+    for corpus, found in ranked.items():
+        covered = [coverage(c.chunk.text + c.chunk.breadcrumb, keywords) for c in found[:top]]
+        raw[corpus] = sum(covered) / len(covered) if covered else 0.0
+    best = max(raw.values(), default=0.0)
+    return {c: (max(v / best, 0.05) if best > 0 else 1.0) for c, v in raw.items()}
+
+
 class Retriever:
-    """Runs both legs over the ports and fuses them; fans out over corpora when asked."""
+    """Runs both legs (and the aids that are wired) over the ports and fuses them; fans out over corpora.
+
+    `hyde` and `questions` are the optional aids: None (the default) leaves retrieval exactly as without them.
+    """
 
     def __init__(
         self,
@@ -129,6 +198,8 @@ class Retriever:
         store: ChunkStore,
         config: RetrievalConfig,
         max_workers: int = 8,
+        hyde: Hyde | None = None,
+        questions: QuestionIndex | None = None,
     ) -> None:
         self.embedder = embedder
         self.vectors = vectors
@@ -136,6 +207,8 @@ class Retriever:
         self.store = store
         self.config = config
         self.max_workers = max_workers
+        self.hyde = hyde
+        self.questions = questions
 
     def _encode(self, question: str, timings: dict[str, float]) -> tuple[list[str], np.ndarray]:
         t = time.perf_counter()
@@ -146,6 +219,27 @@ class Retriever:
         timings["embed_query"] = _ms(t)
         return tokens, qvec
 
+    def _prepare_aids(self, question: str, qvec: np.ndarray, timings: dict[str, float]) -> QueryAids:
+        """The aid legs of one query, built once (a fan-out reuses them for every corpus)."""
+        cfg = self.config
+        legs: list[AidLeg] = []
+        status = {"hyde": STATUS_SKIPPED, "questions": STATUS_SKIPPED}
+        debug: dict[str, Any] = {}
+        if self.hyde is not None:
+            t = time.perf_counter()
+            expanded = self.hyde.expand(question)  # never raises: a failure is a status and no leg
+            timings["hyde"] = _ms(t)
+            status["hyde"] = expanded.status
+            hvec = expanded.vector
+            if hvec is not None:
+                legs.append(AidLeg("hyde", cfg.hyde_weight, lambda f, k: self.vectors.search(hvec, f, k)))
+                debug["hyde_passage"] = expanded.passage
+        if self.questions is not None:
+            index = self.questions
+            legs.append(AidLeg("questions", cfg.questions_weight, lambda f, k: index.search(qvec, f, k)))
+            status["questions"] = STATUS_OK
+        return QueryAids(tuple(legs), status, debug)
+
     def _search(
         self,
         tokens: Sequence[str],
@@ -153,6 +247,7 @@ class Retriever:
         filters: Filters,
         top_k: int,
         timings: dict[str, float] | None = None,
+        aids: Sequence[AidLeg] = (),
     ) -> list[Candidate]:
         cfg = self.config
         t = time.perf_counter()
@@ -161,8 +256,14 @@ class Retriever:
         t = time.perf_counter()
         dense_hits = self.vectors.search(qvec, filters, max(cfg.dense_k, top_k))
         t_dense = _ms(t)
+        legs, weights, aid_ms = [dense_hits, lexical_hits], [cfg.dense_weight, cfg.lexical_weight], {}
+        for aid in aids:  # dense and lexical stay legs 0 and 1: the candidates' ranks below index them
+            t = time.perf_counter()
+            legs.append(aid.search(filters, max(cfg.dense_k, top_k)))
+            weights.append(aid.weight)
+            aid_ms[aid.name] = _ms(t)
         t = time.perf_counter()
-        fused = rrf_fuse([dense_hits, lexical_hits], [cfg.dense_weight, cfg.lexical_weight], cfg.rrf_k)[:top_k]
+        fused = rrf_fuse(legs, weights, cfg.rrf_k)[:top_k]
         chunks = {c.id: c for c in self.store.get_chunks([f.chunk_id for f in fused])}
         candidates = [
             Candidate(
@@ -178,7 +279,8 @@ class Retriever:
             if f.chunk_id in chunks
         ]
         if timings is not None:
-            timings.update(lexical=t_lex, dense=t_dense, fuse=_ms(t))
+            timings.update(lexical=t_lex, dense=t_dense, **{f"{name}_search": ms for name, ms in aid_ms.items()})
+            timings["fuse"] = _ms(t)
         return candidates
 
     def retrieve(self, question: str, filters: Filters, top_k: int | None = None) -> Retrieval:
@@ -187,8 +289,10 @@ class Retriever:
         timings: dict[str, float] = {}
         filters = effective_filters(filters)
         tokens, qvec = self._encode(question, timings)
-        candidates = self._search(tokens, qvec, filters, top_k, timings)
-        return Retrieval(candidates, filters, tokens, timings)
+        aids = self._prepare_aids(question, qvec, timings)
+        candidates = self._search(tokens, qvec, filters, top_k, timings, aids.legs)
+        candidates = coverage_rerank(candidates, question, self.config.rrf_k, self.config.coverage_weight)
+        return Retrieval(candidates, filters, tokens, timings, aids=aids)
 
     def retrieve_corpora(
         self,
@@ -209,10 +313,11 @@ class Retriever:
         timings: dict[str, float] = {}
         filters = effective_filters(filters)
         tokens, qvec = self._encode(question, timings)
+        aids = self._prepare_aids(question, qvec, timings)
 
         def one(corpus: str) -> tuple[list[Candidate], float]:
             t = time.perf_counter()
-            found = self._search(tokens, qvec, replace(filters, corpus=(corpus,)), top_k)
+            found = self._search(tokens, qvec, replace(filters, corpus=(corpus,)), top_k, aids=aids.legs)
             return found, _ms(t)
 
         t = time.perf_counter()
@@ -239,9 +344,12 @@ class Retriever:
         if not ranked:
             raise Unavailable("no corpus answered", details={"corpus_stats": [s.to_dict() for s in stats]})
         t = time.perf_counter()
-        candidates = merge_corpora(ranked, weights or {}, self.config.rrf_k)[:top_k]
+        relevance = corpus_relevance(ranked, question) if len(ranked) > 1 else {}
+        combined = {c: (weights or {}).get(c, 1.0) * relevance.get(c, 1.0) for c in ranked}
+        candidates = merge_corpora(ranked, combined, self.config.rrf_k)
+        candidates = coverage_rerank(candidates, question, self.config.rrf_k, self.config.coverage_weight)[:top_k]
         timings["merge"] = _ms(t)
-        return Retrieval(candidates, filters, tokens, timings, stats)
+        return Retrieval(candidates, filters, tokens, timings, stats, aids)
 
 
 def _ms(start: float) -> float:

@@ -14,7 +14,7 @@ from regrag import logs
 from regrag.domain.errors import InvalidInput
 from regrag.domain.messages import ChunksEmbedded, DocumentDeleted
 from regrag.pipeline.lexical import chunk_tokens
-from regrag.ports import ChunkStore, LexicalIndex, VectorIndex
+from regrag.ports import ChunkStore, LexicalIndex, QuestionIndex, VectorIndex
 
 log = logs.get("upsert")
 
@@ -28,8 +28,17 @@ class UpsertResult:
 
 
 def upsert_chunks(
-    message: ChunksEmbedded, *, store: ChunkStore, vectors: VectorIndex, lexical: LexicalIndex
+    message: ChunksEmbedded,
+    *,
+    store: ChunkStore,
+    vectors: VectorIndex,
+    lexical: LexicalIndex,
+    questions: QuestionIndex | None = None,
 ) -> UpsertResult:
+    """Write a part's chunks, vectors and terms; then remove obsolete chunks from every index.
+
+    `questions`: the questions-answered index, whose vectors of obsolete chunks go too (None: not wired).
+    """
     meta = message.meta
     existing = store.get_document(meta.doc_id)
     if existing is not None and existing[0].source_name and existing[0].source_name != meta.source_name:
@@ -59,7 +68,7 @@ def upsert_chunks(
         vectors.refresh_metadata(related)
         lexical.refresh_metadata(related)
     obsolete = store.obsolete_chunk_ids(meta.doc_id)
-    _remove(obsolete, store, vectors, lexical)
+    _remove(obsolete, store, vectors, lexical, questions)
     logs.event(
         log,
         logging.INFO,
@@ -75,7 +84,12 @@ def upsert_chunks(
 
 
 def delete_document(
-    message: DocumentDeleted, *, store: ChunkStore, vectors: VectorIndex, lexical: LexicalIndex
+    message: DocumentDeleted,
+    *,
+    store: ChunkStore,
+    vectors: VectorIndex,
+    lexical: LexicalIndex,
+    questions: QuestionIndex | None = None,
 ) -> UpsertResult:
     """Remove the documents produced by the deleted object, unless a newer generation replaced them."""
     docs = [m for m in store.list_documents() if m.source_name == message.source_name] if message.source_name else []
@@ -95,7 +109,7 @@ def delete_document(
             )
             continue
         ids = store.delete_document(meta.doc_id)
-        _remove(ids, store, vectors, lexical)
+        _remove(ids, store, vectors, lexical, questions)
         if meta.supersedes:
             previous = store.document_chunks(meta.supersedes)  # the older version is in force again
             vectors.refresh_metadata(previous)
@@ -105,9 +119,13 @@ def delete_document(
     return UpsertResult("deleted" if removed or docs else "not-found", message.doc_id, removed=removed)
 
 
-def _remove(ids: list[str], store: ChunkStore, vectors: VectorIndex, lexical: LexicalIndex) -> None:
+def _remove(
+    ids: list[str], store: ChunkStore, vectors: VectorIndex, lexical: LexicalIndex, questions: QuestionIndex | None
+) -> None:
     if not ids:
         return
     vectors.delete(ids)
     lexical.delete(ids)
+    if questions is not None:
+        questions.delete(ids)
     store.delete_chunks(ids)

@@ -6,6 +6,8 @@ arrays built from it at one index version, so each query is a few vectorised ope
 - filters become one boolean mask over all chunks (allow-lists per field, effective-date range, in force on
   `as_of`), applied before taking the top k, so k matching chunks come back, never k chunks filtered afterwards;
 - dense: cosine similarity is a matrix-vector product of L2-normalised vectors (26.5 k × 384 in ~2 ms);
+- questions (the optional questions-answered index): the same product over the question vectors, reduced to
+  each chunk's best question; a question has no restricts of its own, it is filtered through its chunk's row;
 - lexical: Okapi BM25 with the saturated term weight precomputed per posting,
   w(t, d) = tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl)), idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))
   (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework: BM25 and Beyond", with Lucene's
@@ -57,6 +59,11 @@ class SearchSnapshot:
     posting_rows: np.ndarray
     posting_weights: np.ndarray  # saturated tf weight per posting
     idf: np.ndarray
+    # questions-answered index: (m, dim) question vectors sorted by chunk row; the chunk row of each run of
+    # questions and where the run starts (for np.maximum.reduceat)
+    question_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), dtype=np.float32))
+    question_chunks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    question_starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     _scores_cache: OrderedDict[Hashable, Any] = field(default_factory=OrderedDict, repr=False, compare=False)
     _scores_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -106,6 +113,21 @@ class SearchSnapshot:
         scores = self._memo(("dense", q.tobytes()), lambda: self.vectors @ q)
         return self._top(scores, self.mask(filters) & self.has_vector, k)
 
+    def questions(self, query: np.ndarray, filters: Filters, k: int) -> list[Hit]:
+        """Chunks ranked by their best question's cosine similarity; the chunk's mask filters before top-k."""
+        if not self.question_chunks.size:
+            return []
+        q = np.asarray(query, dtype=np.float32)
+        best, has_questions = self._memo(("questions", q.tobytes()), lambda: self._best_questions(q))
+        return self._top(best, self.mask(filters) & has_questions, k)
+
+    def _best_questions(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        best = np.zeros(len(self.chunk_ids), dtype=np.float32)
+        has_questions = np.zeros(len(self.chunk_ids), dtype=bool)
+        best[self.question_chunks] = np.maximum.reduceat(self.question_vectors @ query, self.question_starts)
+        has_questions[self.question_chunks] = True
+        return best, has_questions
+
     def lexical(self, tokens: Sequence[str], filters: Filters, k: int) -> list[Hit]:
         scores, touched = self._memo(("lexical", tuple(tokens)), lambda: self._bm25(tokens))
         return self._top(scores, self.mask(filters) & self.has_terms & touched, k)
@@ -136,12 +158,14 @@ def build_snapshot(
     terms: dict[int, tuple[int, bytes, bytes]],
     vocab: dict[str, int],
     params: Bm25Params,
+    questions: Sequence[tuple[int, bytes]] = (),
 ) -> SearchSnapshot:
     """Arrays from table rows.
 
     Args:
         rows: (rowid, chunk id, corpus, province, asset, doc_class, level, doc_id, eff, eff_to) per chunk.
         vectors: rowid → float32 bytes. terms: rowid → (length, int32 term ids bytes, float32 counts bytes).
+        questions: (chunk rowid, float32 bytes) per generated question; several per chunk.
     """
     n = len(rows)
     position = {row[0]: i for i, row in enumerate(rows)}
@@ -194,6 +218,7 @@ def build_snapshot(
         weights = np.zeros(0, dtype=np.float32)
         indptr = np.zeros(vocab_size + 1, dtype=np.int64)
         idf = np.zeros(vocab_size)
+    question_vectors, question_chunks, question_starts = _question_arrays(questions, position, dim)
     return SearchSnapshot(
         version=version,
         chunk_ids=tuple(str(row[1]) for row in rows),
@@ -209,4 +234,23 @@ def build_snapshot(
         posting_rows=posting_rows,
         posting_weights=weights.astype(np.float32),
         idf=idf,
+        question_vectors=question_vectors,
+        question_chunks=question_chunks,
+        question_starts=question_starts,
     )
+
+
+def _question_arrays(
+    questions: Sequence[tuple[int, bytes]], position: dict[int, int], dim: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Question vectors grouped by chunk row: (vectors, chunk row of each group, first index of each group).
+
+    A question whose chunk has no restrict row (deleted meanwhile) is left out: it could never pass a filter.
+    """
+    kept = sorted(((position[rowid], blob) for rowid, blob in questions if rowid in position), key=lambda p: p[0])
+    if not kept:
+        return np.zeros((0, dim), dtype=np.float32), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    matrix = np.vstack([np.frombuffer(blob, dtype="<f4") for _, blob in kept]).astype(np.float32)
+    rows = np.asarray([row for row, _ in kept], dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+    return matrix, rows[starts], starts

@@ -46,6 +46,10 @@ CREATE TABLE IF NOT EXISTS vec_store(rowid INTEGER PRIMARY KEY, emb BLOB NOT NUL
 CREATE TABLE IF NOT EXISTS lex_vocab(id INTEGER PRIMARY KEY, term TEXT UNIQUE NOT NULL);
 CREATE TABLE IF NOT EXISTS lex(rowid INTEGER PRIMARY KEY, length REAL NOT NULL, term_ids BLOB NOT NULL,
   counts BLOB NOT NULL);  -- counts: float32 (title tokens count title_weight each)
+-- the questions-answered index: generated questions' vectors, filtered through their chunk's restrict row;
+-- generation: the document generation they were generated from (a redelivered older message cannot win)
+CREATE TABLE IF NOT EXISTS question_vec(chunk_rowid INTEGER NOT NULL, n INTEGER NOT NULL,
+  generation INTEGER NOT NULL, emb BLOB NOT NULL, PRIMARY KEY(chunk_rowid, n));
 """
 
 
@@ -72,13 +76,19 @@ class SqliteIndex:
         dimension: int | None = None,
         model_id: str | None = None,
         bm25: Bm25Params | None = None,
+        *,
+        search_questions: bool = True,
     ) -> None:
+        """`search_questions`: load the questions-answered index into the search snapshot. Off, its vectors
+        are still written and deleted but never read, so an index that holds them costs no memory or load time
+        while the aid is switched off."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._pool = ConnectionPool(self.path)
         self._dimension = dimension
         self._model_id = model_id
         self.bm25 = bm25 or Bm25Params()
+        self.search_questions_enabled = search_questions
         self._snapshot: SearchSnapshot | None = None
         self._snapshot_lock = threading.Lock()
         self._vocab: dict[str, int] = {}  # term ids never change once assigned, so a process may cache them
@@ -421,21 +431,71 @@ class SqliteIndex:
     def delete_vectors(self, chunk_ids: Sequence[str]) -> None:
         self._delete_rows(chunk_ids, "vec_store")
 
-    def _delete_rows(self, chunk_ids: Sequence[str], table: str) -> None:
+    def _delete_rows(self, chunk_ids: Sequence[str], table: str, column: str = "rowid") -> None:
         if not chunk_ids:
             return
 
         def work(con: Any) -> None:
             for rid in self._rowids(con, chunk_ids, create=False).values():
-                con.execute(f"DELETE FROM {table} WHERE rowid=?", (rid,))
-                # the restricts go when neither leg knows the chunk any more
+                con.execute(f"DELETE FROM {table} WHERE {column}=?", (rid,))
+                # the restricts go when no leg knows the chunk any more
                 con.execute(
                     "DELETE FROM restrict WHERE rowid=? AND NOT EXISTS (SELECT 1 FROM vec_store WHERE rowid=?) "
-                    "AND NOT EXISTS (SELECT 1 FROM lex WHERE rowid=?)",
-                    (rid, rid, rid),
+                    "AND NOT EXISTS (SELECT 1 FROM lex WHERE rowid=?) "
+                    "AND NOT EXISTS (SELECT 1 FROM question_vec WHERE chunk_rowid=?)",
+                    (rid, rid, rid, rid),
                 )
 
         self._write(work)
+
+    def upsert_questions(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[np.ndarray]]) -> None:
+        """Replace each chunk's question vectors, unless the stored ones come from a newer generation.
+
+        The chunk's restrict row is created when missing but never overwritten here: the chunk's own upsert
+        (which runs after the embed stage) and refresh_metadata own it, with the version links the questions'
+        message may not know yet.
+        """
+        if len(chunks) != len(vectors):
+            raise InvalidInput(f"{len(chunks)} chunks but {len(vectors)} question vector lists")
+        self._require_vectors()
+        rows = []
+        for c, vecs in zip(chunks, vectors, strict=True):
+            blobs = []
+            for v in vecs:
+                arr = np.asarray(v, dtype=np.float32).reshape(-1)
+                self._require_vectors(arr.shape[-1])
+                if not np.all(np.isfinite(arr)):
+                    raise InvalidInput(f"a question vector of chunk {c.id} has non-finite values")
+                blobs.append(arr.astype("<f4").tobytes())
+            rows.append((c, blobs))
+
+        def work(con: Any) -> None:
+            rowids = self._rowids(con, [c.id for c, _ in rows], create=True)
+            for c, blobs in rows:
+                rid = rowids[c.id]
+                stored = con.execute("SELECT max(generation) FROM question_vec WHERE chunk_rowid=?", (rid,)).fetchone()
+                if stored[0] is not None and stored[0] > c.meta.generation:
+                    continue
+                con.execute("DELETE FROM question_vec WHERE chunk_rowid=?", (rid,))
+                con.executemany(
+                    "INSERT INTO question_vec(chunk_rowid, n, generation, emb) VALUES (?,?,?,?)",
+                    [(rid, n, c.meta.generation, blob) for n, blob in enumerate(blobs)],
+                )
+                if blobs and con.execute("SELECT 1 FROM restrict WHERE rowid=?", (rid,)).fetchone() is None:
+                    self._put_restricts(con, rid, c.meta)
+
+        self._write(work)
+
+    def delete_questions(self, chunk_ids: Sequence[str]) -> None:
+        self._delete_rows(chunk_ids, "question_vec", "chunk_rowid")
+
+    def search_questions(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
+        """Chunks that pass `filters`, ranked by their best question's cosine similarity to `vector`."""
+        if not self.search_questions_enabled:
+            raise InvalidInput(f"the index at {self.path} was opened without its question vectors")
+        arr = np.asarray(vector, dtype=np.float32).reshape(-1)
+        self._require_vectors(arr.shape[-1])
+        return self.snapshot().questions(arr, filters, int(k))
 
     def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
         """Rewrite the filter columns of existing chunks (their validity dates changed)."""
@@ -515,9 +575,14 @@ class SqliteIndex:
                     r[0]: (r[1], r[2], r[3]) for r in con.execute("SELECT rowid, length, term_ids, counts FROM lex")
                 }
                 vocab = dict(con.execute("SELECT term, id FROM lex_vocab").fetchall())
+                questions = (
+                    con.execute("SELECT chunk_rowid, emb FROM question_vec ORDER BY chunk_rowid, n").fetchall()
+                    if self.search_questions_enabled
+                    else []
+                )
             finally:
                 con.execute("COMMIT")
-            self._snapshot = build_snapshot(version, rows, vectors, self._dimension, terms, vocab, self.bm25)
+            self._snapshot = build_snapshot(version, rows, vectors, self._dimension, terms, vocab, self.bm25, questions)
             return self._snapshot
 
     def search_vectors(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
@@ -562,6 +627,22 @@ class SqliteVectorIndex:
 
     def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
         self.db.refresh_metadata(chunks)
+
+
+class SqliteQuestionIndex:
+    """QuestionIndex view of a SqliteIndex: generated questions' vectors, filtered through their chunks."""
+
+    def __init__(self, db: SqliteIndex) -> None:
+        self.db = db
+
+    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[np.ndarray]]) -> None:
+        self.db.upsert_questions(chunks, vectors)
+
+    def delete(self, chunk_ids: Sequence[str]) -> None:
+        self.db.delete_questions(chunk_ids)
+
+    def search(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
+        return self.db.search_questions(vector, filters, k)
 
 
 class SqliteLexicalIndex:
