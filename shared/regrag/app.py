@@ -6,7 +6,6 @@ result; errors follow one policy (events: regrag.events.run_event; HTTP: regrag.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from regrag.domain.errors import InvalidInput, NotFound
@@ -383,7 +382,3 @@ class Regrag:
         if vector_cache is not None and hasattr(vector_cache, "hits"):
             out["document_vectors"] = {"hits": vector_cache.hits, "misses": vector_cache.misses}
         return out
-
-    def with_settings(self, **changes: Any) -> Regrag:
-        """A copy with some settings changed (the CLI's flags); ports are shared."""
-        return Regrag(replace(self.s, settings=replace(self.s.settings, **changes)))

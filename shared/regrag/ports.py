@@ -190,12 +190,6 @@ class FailureRecorder(Protocol):
 Handler = Callable[[dict[str, Any], dict[str, str]], None]
 
 
-class Subscribable(Protocol):
-    """An in-process bus lets the pipeline's handlers subscribe to topics (local mode only)."""
-
-    def subscribe(self, topic: str, handler: Handler) -> None: ...
-
-
 @runtime_checkable
 class FeedbackStore(Protocol):
     """What users said about answers, and the queries they said it about (local: SQLite; GCP: the bucket)."""

@@ -7,7 +7,6 @@ from regrag.text.legal import (
     chinese_to_int,
     find_cross_references,
     int_to_chinese,
-    parse_article_label,
 )
 
 
@@ -42,9 +41,6 @@ def test_bad_numeral():
 
 
 def test_article_labels():
-    assert parse_article_label("第二十条之一").main == 20
-    assert parse_article_label("第二十条之一").sub == 1
-    assert parse_article_label("第三章") is None
     assert article_label(20, 1) == "第二十条之一"
 
 

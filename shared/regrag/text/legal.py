@@ -26,7 +26,6 @@ HEADING_RE = re.compile(
     re.M,
 )
 # Headings without a number that regulations use; outside Markdown they count only as a line of their own.
-NAMED_HEADINGS = ("总则", "分则", "附则", "序言")
 NAMED_HEADING_RE = re.compile(r"^[ \t]*(?P<marks>#+[ \t]*)?(?P<name>总则|分则|附则|序言)[ \t]*$")
 MARKDOWN_HEADING_RE = re.compile(r"^[ \t]*(?P<marks>#{1,6})[ \t]+(?P<name>\S.*?)[ \t]*$")
 # Material after the last article: 附： / 附件 / 附表二 / 附录 / 附件：名称, on a line of its own.
@@ -87,22 +86,6 @@ def int_to_chinese(value: int) -> str:
         elif started:
             zero_pending = True
     return "".join(out)
-
-
-@dataclass(frozen=True)
-class ArticleNumber:
-    """第X条之Y as sortable numbers: (X, Y), Y = 0 for a plain article."""
-
-    main: int
-    sub: int = 0
-
-
-def parse_article_label(label: str) -> ArticleNumber | None:
-    """'第二十条之一' → ArticleNumber(20, 1); None if the label is not an article label."""
-    m = re.fullmatch(rf"第([{_NUMERAL}]+|[0-9]+)条(?:之([{_NUMERAL}]+))?", label.strip())
-    if not m:
-        return None
-    return ArticleNumber(chinese_to_int(m.group(1)), chinese_to_int(m.group(2)) if m.group(2) else 0)
 
 
 def article_label(main: int, sub: int = 0) -> str:

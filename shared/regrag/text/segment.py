@@ -82,8 +82,3 @@ def index_terms(text: str) -> list[str]:
     characters alone beat words alone, and the two together beat either.
     """
     return tokenize(text) + cjk_characters(text)
-
-
-def cut(text: str) -> list[str]:
-    """Accurate-mode jieba words (no sub-words), punctuation kept; used to pick keywords from questions."""
-    return list(_segmenter().cut(text))
