@@ -12,7 +12,8 @@
 # -raw deploy_env` prints them): REGRAG_GCP_PROJECT REGRAG_GCP_REGION REGRAG_BUCKET REGRAG_STATE_BUCKET
 # REGRAG_VERTEX_INDEX REGRAG_VERTEX_INDEX_ENDPOINT REGRAG_VERTEX_DEPLOYED_INDEX_ID REGRAG_VERTEX_PUBLIC_HOST;
 # optional: REGRAG_TOPIC_CHUNKED REGRAG_TOPIC_EMBEDDED REGRAG_EMBEDDING_MODEL REGRAG_EMBEDDING_DIMENSION
-# REGRAG_GEMINI_SECRET (a Secret Manager secret id; mounted as GEMINI_API_KEY where the table says gemini).
+# REGRAG_GEMINI_SECRET (a Secret Manager secret id; mounted as GEMINI_API_KEY where the table says gemini)
+# REGRAG_ADMIN_PRINCIPALS (comma-separated emails allowed on query's /admin/ routes; query only).
 set -euo pipefail
 
 # In flow order. trigger: bucket (object finalized) | topic:chunked | topic:embedded | http.
@@ -23,7 +24,7 @@ readonly FUNCTIONS_TABLE="
 ingest       bucket          1Gi     300s     yes    regrag-ingest       -        internal
 embed        topic:chunked   512Mi   300s     yes    regrag-embed        -        internal
 upsert       topic:embedded  1Gi     300s     yes    regrag-upsert       -        internal
-query        http            1Gi     60s      no     regrag-query        gemini   all
+query        http            1Gi     600s     no     regrag-query        gemini   all
 rerank       http            512Mi   30s      no     regrag-rerank       gemini   internal
 compose      http            512Mi   30s      no     regrag-compose      -        internal
 reconcile    http            1Gi     900s     no     regrag-reconcile    -        all
@@ -94,8 +95,11 @@ check_env() {
   ((${#missing[@]} == 0)) || die "set ${missing[*]} (terraform -chdir=infra output -raw deploy_env prints them)"
 }
 
-# The env vars every function gets: what regrag.config.Settings needs in gcp mode.
+# The env vars of function $1: what regrag.config.Settings needs in gcp mode, and for query the principals
+# allowed on its /admin/ routes. Joined with gcloud's alternate delimiter (`gcloud topic escaping`: a leading
+# ^;^ makes ';' the separator), because REGRAG_ADMIN_PRINCIPALS is itself a comma-separated list.
 env_vars() {
+  local fn=$1
   local vars=(
     "REGRAG_MODE=gcp"
     "REGRAG_GCP_PROJECT=$REGRAG_GCP_PROJECT"
@@ -112,8 +116,15 @@ env_vars() {
   )
   [[ -n ${REGRAG_EMBEDDING_MODEL:-} ]] && vars+=("REGRAG_EMBEDDING_MODEL=$REGRAG_EMBEDDING_MODEL")
   [[ -n ${REGRAG_EMBEDDING_DIMENSION:-} ]] && vars+=("REGRAG_EMBEDDING_DIMENSION=$REGRAG_EMBEDDING_DIMENSION")
-  local IFS=,
-  printf '%s' "${vars[*]}"
+  if [[ $fn == query && -n ${REGRAG_ADMIN_PRINCIPALS:-} ]]; then
+    vars+=("REGRAG_ADMIN_PRINCIPALS=$REGRAG_ADMIN_PRINCIPALS")
+  fi
+  local var
+  for var in "${vars[@]}"; do
+    [[ $var != *";"* ]] || die "${var%%=*} must not contain ';' (the --set-env-vars separator)"
+  done
+  local IFS=';'
+  printf '^;^%s' "${vars[*]}"
 }
 
 # build/<fn>/: the function's main.py and requirements.txt next to a copy of the shared package.
@@ -158,7 +169,7 @@ deploy() {
   local args=(
     gcloud functions deploy "$name" --gen2 --runtime="$RUNTIME" --region="$REGRAG_GCP_REGION"
     --project="$REGRAG_GCP_PROJECT" --source="$BUILD/$name" --entry-point="$name" --memory="$memory" --cpu=1
-    --timeout="$timeout" --service-account="$sa" --set-env-vars="$(env_vars)" --max-instances=10 --quiet
+    --timeout="$timeout" --service-account="$sa" --set-env-vars="$(env_vars "$name")" --max-instances=10 --quiet
   )
   case $trigger in
   bucket) args+=(--trigger-bucket="$REGRAG_BUCKET" --trigger-location="$REGRAG_GCP_REGION") ;;
@@ -190,7 +201,7 @@ main() {
     case $fn in
     --dry-run) DRY_RUN=1 ;;
     -h | --help)
-      sed -n '2,15p' "${BASH_SOURCE[0]}"
+      sed -n '2,16p' "${BASH_SOURCE[0]}"
       exit 0
       ;;
     -*) die "unknown option $fn" ;;

@@ -7,6 +7,8 @@ resource "google_project_service" "this" {
     "cloudscheduler.googleapis.com",
     "eventarc.googleapis.com",
     "iam.googleapis.com",
+    "logging.googleapis.com",
+    "monitoring.googleapis.com",
     "pubsub.googleapis.com",
     "run.googleapis.com",
     "secretmanager.googleapis.com",

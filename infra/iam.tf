@@ -11,7 +11,7 @@ locals {
     ingest_records_failures  = { bucket = "state", role = "roles/storage.objectCreator", fn = "ingest" }
     embed_records_failures   = { bucket = "state", role = "roles/storage.objectCreator", fn = "embed" }
     upsert_writes_chunk_map  = { bucket = "state", role = "roles/storage.objectUser", fn = "upsert" }
-    query_reads_chunk_map    = { bucket = "state", role = "roles/storage.objectViewer", fn = "query" }
+    query_writes_state       = { bucket = "state", role = "roles/storage.objectUser", fn = "query" } # + feedback, query log, eval reports
     rerank_reads_chunk_map   = { bucket = "state", role = "roles/storage.objectViewer", fn = "rerank" }
     compose_reads_chunk_map  = { bucket = "state", role = "roles/storage.objectViewer", fn = "compose" }
     reconcile_reads_docs     = { bucket = "docs", role = "roles/storage.objectViewer", fn = "reconcile" }
@@ -31,12 +31,17 @@ locals {
   )
 
   # Who may invoke which function (roles/run.invoker on its Cloud Run service). Only query is for people;
-  # event functions are invoked by their own trigger identity, reconcile by Cloud Scheduler.
+  # event functions are invoked by their own trigger identity, reconcile by Cloud Scheduler, which also calls
+  # query's /admin/eval (an internal identity: people still reach query only through query_invokers).
   query_members = concat(var.query_invokers, var.allow_unauthenticated_query ? ["allUsers"] : [])
+  scheduler     = "serviceAccount:${google_service_account.scheduler.email}"
   invokers = merge(
     { for m in local.query_members : "query:${m}" => { fn = "query", member = m } },
     { for fn in local.event_functions : "${fn}:trigger" => { fn = fn, member = local.sa[fn] } },
-    { "reconcile:scheduler" = { fn = "reconcile", member = "serviceAccount:${google_service_account.scheduler.email}" } },
+    {
+      "reconcile:scheduler" = { fn = "reconcile", member = local.scheduler }
+      "query:scheduler"     = { fn = "query", member = local.scheduler }
+    },
   )
 }
 

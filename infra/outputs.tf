@@ -32,6 +32,7 @@ output "deploy_env" {
     "export REGRAG_TOPIC_CHUNKED=${google_pubsub_topic.chunked.name}",
     "export REGRAG_TOPIC_EMBEDDED=${google_pubsub_topic.embedded.name}",
     "export REGRAG_GEMINI_SECRET=${google_secret_manager_secret.gemini.secret_id}",
+    "export REGRAG_ADMIN_PRINCIPALS=${join(",", local.admin_principals)}",
     "",
   ])
 }

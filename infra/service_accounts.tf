@@ -8,5 +8,5 @@ resource "google_service_account" "function" {
 
 resource "google_service_account" "scheduler" {
   account_id   = "regrag-scheduler"
-  display_name = "regrag Cloud Scheduler (calls reconcile with OIDC)"
+  display_name = "regrag Cloud Scheduler (calls reconcile and query /admin/eval with OIDC)"
 }

@@ -56,6 +56,48 @@ variable "reconcile_time_zone" {
   default     = "Etc/UTC"
 }
 
+variable "eval_schedule" {
+  description = "Cron schedule of the eval job (query's /admin/eval on eval_questions)."
+  type        = string
+  default     = "41 2 * * *"
+}
+
+variable "eval_time_zone" {
+  description = "Time zone of the eval schedule."
+  type        = string
+  default     = "Etc/UTC"
+}
+
+variable "eval_questions" {
+  description = "Question file the eval job runs: an object name in the state bucket, under REGRAG_STATE_PREFIX."
+  type        = string
+  default     = "evals/dev.jsonl"
+
+  validation {
+    # what /admin/eval accepts (shared/regrag/pipeline/admin.py)
+    condition     = can(regex("^[A-Za-z0-9._/-]+\\.jsonl$", var.eval_questions)) && !strcontains(var.eval_questions, "..")
+    error_message = "eval_questions must name a .jsonl object (letters, digits, '.', '_', '/', '-'; no '..')."
+  }
+}
+
+variable "admin_principals" {
+  description = "Emails besides the scheduler's service account allowed to call query's /admin/* (each must also be in query_invokers)."
+  type        = list(string)
+  default     = []
+
+  validation {
+    # plain emails, as the ID token's email claim reads: "user:ops@example.com" would never match
+    condition     = alltrue([for e in var.admin_principals : can(regex("^[^,@:\\s]+@[^,@:\\s]+$", e))])
+    error_message = "admin_principals must be plain emails (ops@example.com), not IAM members (user:…)."
+  }
+}
+
+variable "alert_notification_channels" {
+  description = "Monitoring notification channel ids for the eval regression alert (none: incidents show in the console only)."
+  type        = list(string)
+  default     = []
+}
+
 variable "deployed_index_id" {
   description = "Id of the deployed index on the endpoint (letters, digits, underscores)."
   type        = string

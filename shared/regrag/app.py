@@ -6,8 +6,10 @@ result; errors follow one policy (events: regrag.events.run_event; HTTP: regrag.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from regrag import logs
 from regrag.domain.errors import InvalidInput, NotFound
 from regrag.domain.messages import ChunksEmbedded, DocumentChunked, DocumentDeleted
 from regrag.domain.models import Candidate
@@ -32,6 +34,8 @@ from regrag.pipeline.filters import parse_filters
 from regrag.pipeline.rerank import RetrievalOrderReranker, rerank_candidates
 from regrag.text.legal import find_cross_references
 from regrag.wiring import Services
+
+log = logs.get("app")
 
 
 class Regrag:
@@ -145,7 +149,16 @@ class Regrag:
             options=self.s.query_options,
         )
         if self.s.feedback is not None:
-            self.s.feedback.log_query(response["query_id"], feedback_stage.query_record(body, response))
+            try:
+                self.s.feedback.log_query(response["query_id"], feedback_stage.query_record(body, response))
+            except Exception as exc:  # noqa: BLE001 - losing a log entry must not lose the answer
+                logs.event(
+                    log,
+                    logging.ERROR,
+                    "query log write failed; feedback on this answer will be refused",
+                    query_id=response["query_id"],
+                    error=repr(exc),
+                )
         return response
 
     def retrieve(self, query_text: str, top_k: int = 12, filters: Any = None) -> list[dict[str, Any]]:
@@ -289,11 +302,19 @@ class Regrag:
 
     # --- admin (token locally, IAM on GCP) ------------------------------------------------------------------
 
-    def _admin(self, authorization: str | None) -> None:
-        admin_stage.require_admin(self.s.settings.admin_token, authorization)
+    def _admin(self, action: str, authorization: str | None, serverless_authorization: str | None) -> None:
+        settings = self.s.settings
+        caller = admin_stage.require_admin(
+            settings.mode,
+            settings.admin_token,
+            settings.admin_principal_emails,
+            authorization,
+            serverless_authorization,
+        )
+        logs.event(admin_stage.log, logging.INFO, "admin request", action=action, caller=caller)
 
-    def admin_prompts(self, authorization: str | None) -> dict[str, Any]:
-        self._admin(authorization)
+    def admin_prompts(self, authorization: str | None, serverless_authorization: str | None = None) -> dict[str, Any]:
+        self._admin("prompts", authorization, serverless_authorization)
         return {"prompts": admin_stage.prompt_versions(), "active": self.active_prompts()}
 
     def active_prompts(self) -> dict[str, str]:
@@ -301,12 +322,16 @@ class Regrag:
             self.s.reranker, hyde=self.s.retriever.hyde, questions=self.s.questions_indexer
         )
 
-    def admin_index(self, authorization: str | None) -> dict[str, Any]:
-        self._admin(authorization)
+    def admin_index(self, authorization: str | None, serverless_authorization: str | None = None) -> dict[str, Any]:
+        self._admin("index", authorization, serverless_authorization)
         return admin_stage.index_info(self.s.store, self.s.embedder)
 
-    def admin_eval(self, body: Any, authorization: str | None) -> dict[str, Any]:
-        self._admin(authorization)
+    def admin_eval(
+        self, body: Any, authorization: str | None, serverless_authorization: str | None = None
+    ) -> dict[str, Any]:
+        """POST /admin/eval {questions, k?}: question files and reports live in `Services.reports` (locally the
+        bucket folder; on GCP the state bucket, never the uploads bucket whose new objects trigger ingest)."""
+        self._admin("eval", authorization, serverless_authorization)
         from regrag.evaluation import evaluate
 
         k = body.get("k", 10) if isinstance(body, dict) else 10
@@ -314,7 +339,7 @@ class Regrag:
             raise InvalidInput("k must be an integer between 1 and 50")
         return admin_stage.run_scheduled_eval(
             body,
-            blobs=self.s.blobs,
+            blobs=self.s.reports if self.s.reports is not None else self.s.blobs,
             evaluate=lambda questions: evaluate(self, questions, k=k),
             context=self.context(),
         )

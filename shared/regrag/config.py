@@ -15,6 +15,8 @@ class ConfigError(ValueError):
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+# comma-separated emails; no ':' so an IAM member string ("serviceAccount:…") is refused, not silently unmatched
+_EMAILS = r"\s*[^,@\s:]+@[^,@\s:]+(\s*,\s*[^,@\s:]+@[^,@\s:]+)*\s*,?\s*"
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,12 @@ class Settings:
     corpus_timeout_s: float = field(default=3.0, metadata={"env": "REGRAG_CORPUS_TIMEOUT_S", "min": 0.05})
     query_cache_size: int = field(default=2048, metadata={"env": "REGRAG_QUERY_CACHE_SIZE", "min": 0})
     admin_token: str | None = field(default=None, repr=False, metadata={"env": "REGRAG_ADMIN_TOKEN", "secret": True})
+    # GCP mode: who may call /admin/* (comma-separated emails: the scheduler's service account, operators). The
+    # caller's identity is the email of the ID token Cloud Run IAM verified (pipeline/admin.py); unset: disabled.
+    admin_principals: str | None = field(
+        default=None,
+        metadata={"env": "REGRAG_ADMIN_PRINCIPALS", "pattern": _EMAILS},
+    )
     # rerank
     rerank: bool = field(default=True, metadata={"env": "RERANK"})
     rerank_top_n: int = field(default=5, metadata={"env": "REGRAG_RERANK_TOP_N", "min": 1})
@@ -150,6 +158,11 @@ class Settings:
     @property
     def failures_path(self) -> Path:
         return self.data_dir / "failures.jsonl"
+
+    @property
+    def admin_principal_emails(self) -> frozenset[str]:
+        """REGRAG_ADMIN_PRINCIPALS as lower-case emails (emails compare case-insensitively)."""
+        return frozenset(p.strip().lower() for p in (self.admin_principals or "").split(",") if p.strip())
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], **overrides: Any) -> Settings:

@@ -70,17 +70,22 @@ def create_server_app(app: Any) -> Any:
     def feedback() -> Any:
         return flask_handle(app.feedback, request)
 
+    # Admin credentials: Authorization, and on GCP X-Serverless-Authorization (which Cloud Run IAM checks instead
+    # when present): pipeline/admin.py decides which one to trust.
+    def credentials() -> tuple[str | None, str | None]:
+        return request.headers.get("Authorization"), request.headers.get("X-Serverless-Authorization")
+
     @web.route("/admin/prompts", methods=["GET"])
     def admin_prompts() -> Any:
-        return flask_response(*call(lambda _: app.admin_prompts(request.headers.get("Authorization")), None))
+        return flask_response(*call(lambda _: app.admin_prompts(*credentials()), None))
 
     @web.route("/admin/index", methods=["GET"])
     def admin_index() -> Any:
-        return flask_response(*call(lambda _: app.admin_index(request.headers.get("Authorization")), None))
+        return flask_response(*call(lambda _: app.admin_index(*credentials()), None))
 
     @web.route("/admin/eval", methods=["POST"])
     def admin_eval() -> Any:
-        return flask_handle(lambda body: app.admin_eval(body, request.headers.get("Authorization")), request)
+        return flask_handle(lambda body: app.admin_eval(body, *credentials()), request)
 
     @web.route("/", methods=["POST", "OPTIONS"])
     def query_at_root() -> Any:
@@ -126,7 +131,8 @@ def dispatch(app: Any, request: Any) -> Any:
     """Serve one request of the `query` Cloud Function with the same routes as the local server.
 
     POST / answers a question; GET / is the search page (so the page can be served by `query` itself), and the
-    page's GET routes (/corpora, /documents/…, /assets/…) and POST /feedback work too.
+    page's GET routes (/corpora, /documents/…, /assets/…), POST /feedback and the /admin/ routes (for the
+    principals in REGRAG_ADMIN_PRINCIPALS; the eval scheduler job calls /admin/eval) work too.
     """
     web = _apps.get(id(app))
     if web is None:

@@ -26,6 +26,7 @@ from regrag.ports import (
     ChunkStore,
     Embedder,
     FailureRecorder,
+    FeedbackStore,
     Generator,
     LexicalIndex,
     Publisher,
@@ -52,7 +53,10 @@ class Services:
     retriever: Retriever
     query_options: QueryOptions
     bus: Any = None  # the in-process bus in local mode
-    feedback: Any = None  # FeedbackStore: the query log and user feedback
+    feedback: FeedbackStore | None = None  # the query log and user feedback
+    # where /admin/eval reads question files and writes reports: None means `blobs` (locally the bucket folder);
+    # on GCP the state bucket under the state prefix, never the uploads bucket (its new objects trigger ingest)
+    reports: BlobStore | None = None
     # the questions-answered index: its storage (wired locally even when the aid is off, so deletes always
     # clear it) and the ingest-time generator (only when REGRAG_QUESTIONS_INDEX is on)
     question_index: Any = None
@@ -347,17 +351,21 @@ def build_services(settings: Settings) -> Services:
 def build_gcp_services(settings: Settings) -> Services:
     """Cloud Storage, Pub/Sub, Vertex AI embeddings and Vector Search, Secret Manager (regrag.adapters.gcp).
 
+    The state bucket (under REGRAG_STATE_PREFIX) holds the chunk map, failures, the lexicon, the query log and
+    feedback (GcsFeedbackStore), and the eval question files and reports (`reports`).
+
     Building makes no call and imports no Google library: each adapter does that on first use, so a function
     loads only the clients it uses (ingest never imports aiplatform). The Gemini key, when reranking is on
     and GEMINI_API_KEY is not set (deploy.sh mounts it with --set-secrets), is read from Secret Manager here,
     once per cold start.
     """
-    from regrag.adapters.gcp.blobstore import GcsBlobStore
+    from regrag.adapters.gcp.blobstore import GcsBlobStore, PrefixedBlobStore
     from regrag.adapters.gcp.bus import PubSubPublisher
     from regrag.adapters.gcp.chunkmap import GcsChunkStore
     from regrag.adapters.gcp.clients import Endpoint
     from regrag.adapters.gcp.embedders import RetryPolicy, VertexEmbedder
     from regrag.adapters.gcp.failures import GcsFailureRecorder
+    from regrag.adapters.gcp.feedback import GcsFeedbackStore
     from regrag.adapters.gcp.lexicon import GcsLexicon
     from regrag.adapters.gcp.secrets import SecretManagerStore
     from regrag.adapters.gcp.sparse import Bm25Params
@@ -431,6 +439,8 @@ def build_gcp_services(settings: Settings) -> Services:
         failures=GcsFailureRecorder(state, f"{prefix}failures/"),
         retriever=retriever,
         query_options=query_options_from(settings),
+        feedback=GcsFeedbackStore(state, prefix),
+        reports=PrefixedBlobStore(state, prefix),
     )
 
 

@@ -279,3 +279,78 @@ class FailureRecorderContract:
         assert ingest[0]["stage"] == "ingest" and dt.datetime.fromisoformat(ingest[0]["time"])
         assert [r["stage"] for r in recorder.list()] == ["ingest", "upsert", "ingest"]
         assert recorder.list("embed") == []
+
+
+def query_id(n: int) -> str:
+    """A query id as pipeline/query.py issues them (32 hex digits)."""
+    return f"{n:032x}"
+
+
+def feedback(n: int, *, time: str, helpful: bool = True, comment: str | None = None, citation=None) -> dict:
+    """A feedback record as pipeline/feedback.record_feedback hands it to the store."""
+    return {"query_id": query_id(n), "helpful": helpful, "citation": citation, "comment": comment, "time": time}
+
+
+class FeedbackStoreContract:
+    """What every FeedbackStore does one request at a time (ConcurrentFeedbackStoreContract adds the races)."""
+
+    @pytest.fixture
+    def feedback_store(self):
+        raise NotImplementedError
+
+    def test_query_records_round_trip_and_unknown_ids_are_none(self, feedback_store):
+        record = {"time": "2026-03-01T08:00:00+00:00", "question": "计划检修停电要提前几天通知用户？", "cited": []}
+        feedback_store.log_query(query_id(1), record)
+        assert feedback_store.get_query(query_id(1)) == record
+        assert feedback_store.get_query(query_id(2)) is None
+        assert feedback_store.list_feedback() == []
+
+    def test_feedback_is_listed_oldest_first_joined_with_its_query(self, feedback_store):
+        first = {"time": "2026-03-01T08:00:00+00:00", "question": "窃电如何处罚？"}
+        second = {"time": "2026-03-01T09:00:00+00:00", "question": "光伏项目如何并网？"}
+        feedback_store.log_query(query_id(1), first)
+        feedback_store.log_query(query_id(2), second)
+        cited = {"doc_id": "nat-reg-0088", "article": "第二十八条"}
+        records = [
+            feedback(1, time="2026-03-01T23:59:59+00:00", citation=cited, comment="准确"),
+            feedback(2, time="2026-03-02T00:00:01+00:00", helpful=False),  # the next UTC day
+            feedback(1, time="2026-03-02T10:00:00+00:00", helpful=False, comment="第二条意见"),
+            feedback(3, time="2026-03-02T11:00:00+00:00"),  # a query the log does not know
+        ]
+        for record in records:
+            feedback_store.add_feedback(dict(record))
+        listed = feedback_store.list_feedback()
+        assert listed == [
+            {**records[0], "query": first},
+            {**records[1], "query": second},
+            {**records[2], "query": first},
+            {**records[3], "query": None},
+        ]
+
+
+class ConcurrentFeedbackStoreContract(FeedbackStoreContract):
+    """Requests at once: none of them may be lost (a backend that really serialises or compares-and-swaps)."""
+
+    def test_concurrent_feedback_on_one_day_all_lands_once(self, feedback_store):
+        import threading
+
+        feedback_store.log_query(query_id(1), {"time": "2026-03-01T08:00:00+00:00", "question": "窃电如何处罚？"})
+        n = 12
+        start = threading.Barrier(n)
+        errors: list[BaseException] = []
+
+        def send(i: int) -> None:
+            start.wait()  # all at once
+            try:
+                feedback_store.add_feedback(feedback(1, time="2026-03-01T12:00:00+00:00", comment=f"#{i}"))
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        comments = [f["comment"] for f in feedback_store.list_feedback()]
+        assert sorted(comments) == sorted(f"#{i}" for i in range(n))  # every one, exactly once

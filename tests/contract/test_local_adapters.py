@@ -7,11 +7,19 @@ from regrag.adapters.local.blobstore import DiskBlobStore
 from regrag.adapters.local.bus import InProcessBus
 from regrag.adapters.local.embedders import E5Embedder, HashEmbedder
 from regrag.adapters.local.failures import JsonlFailureRecorder
+from regrag.adapters.local.feedback import SqliteFeedbackStore
 from regrag.adapters.local.sqlite_index import SqliteIndex, SqliteLexicalIndex, SqliteVectorIndex
 from regrag.adapters.local.vector_cache import CachingEmbedder, SqliteVectorCache
 from regrag.domain.errors import InvalidInput
 
-from contracts import BlobStoreContract, EmbedderContract, FailureRecorderContract, IndexContract, PublisherContract
+from contracts import (
+    BlobStoreContract,
+    ConcurrentFeedbackStoreContract,
+    EmbedderContract,
+    FailureRecorderContract,
+    IndexContract,
+    PublisherContract,
+)
 
 
 class TestDiskBlobStore(BlobStoreContract):
@@ -119,3 +127,11 @@ class TestJsonlFailureRecorder(FailureRecorderContract):
     @pytest.fixture
     def recorder(self, tmp_path):
         return JsonlFailureRecorder(tmp_path / "failures.jsonl")
+
+
+class TestSqliteFeedbackStore(ConcurrentFeedbackStoreContract):
+    @pytest.fixture
+    def feedback_store(self, tmp_path):
+        store = SqliteFeedbackStore(tmp_path / "feedback.sqlite")
+        yield store
+        store.close()

@@ -153,3 +153,14 @@ def test_section_context_and_cross_references(app):
     for r in refs:
         assert r["article"] in doc["text"][r["start"] : r["end"]]
         assert by_id[r["target"]]["article"] == r["article"]
+
+
+def test_a_failing_query_log_does_not_lose_the_answer(app, monkeypatch):
+    def broken(query_id, record):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(app.s.feedback, "log_query", broken)
+    status, body = call(app.query, {"question": QUESTION})
+    assert status == 200 and body["bullets"]
+    # the answer came back; feedback on it is refused (the query was not logged), not silently accepted
+    assert call(app.feedback, {"query_id": body["query_id"], "helpful": True})[0] == 404

@@ -17,6 +17,7 @@ from contract.contracts import (
     BlobStoreContract,
     EmbedderContract,
     FailureRecorderContract,
+    FeedbackStoreContract,
     IndexContract,
     PublisherContract,
 )
@@ -26,6 +27,7 @@ from regrag.adapters.gcp.blobstore import GcsBlobStore
 from regrag.adapters.gcp.bus import PubSubPublisher
 from regrag.adapters.gcp.embedders import RetryPolicy, VertexEmbedder
 from regrag.adapters.gcp.failures import GcsFailureRecorder
+from regrag.adapters.gcp.feedback import GcsFeedbackStore
 
 pytestmark = pytest.mark.emulator
 
@@ -85,6 +87,16 @@ class TestGcsFailureRecorder(FailureRecorderContract):
     @pytest.fixture
     def recorder(self, bucket):
         return GcsFailureRecorder(GcsBlobStore(bucket, timeout_s=10))
+
+
+# Only the one-request-at-a-time part of the contract: the storage emulator ignores preconditions
+# (`if_generation_match`), so concurrent appends would overwrite each other there instead of racing. The
+# concurrent part, and staged lost races, run on the in-memory bucket with real compare-and-swap
+# (tests/gcp/test_gcp_feedback.py).
+class TestGcsFeedbackStore(FeedbackStoreContract):
+    @pytest.fixture
+    def feedback_store(self, bucket):
+        return GcsFeedbackStore(GcsBlobStore(bucket, timeout_s=10), "regrag/")
 
 
 class TestGcsChunkMapOnVectorSearch(IndexContract):

@@ -33,6 +33,7 @@ ENV = {
     "REGRAG_VERTEX_DEPLOYED_INDEX_ID": "regrag_chunks",
     "REGRAG_VERTEX_PUBLIC_HOST": "1234.europe-west4-567.vdb.vertexai.goog",
     "REGRAG_GEMINI_SECRET": "regrag-gemini-api-key",
+    "REGRAG_ADMIN_PRINCIPALS": "regrag-scheduler@regrag-prod-1234.iam.gserviceaccount.com,ops@example.com",
 }
 TABLE = ("ingest", "embed", "upsert", "query", "rerank", "compose", "reconcile")
 
@@ -78,6 +79,14 @@ def test_shellcheck_passes():
     assert result.returncode == 0, result.stdout
 
 
+def env_vars(flag: str) -> dict[str, str]:
+    """--set-env-vars as gcloud reads it: `^D^` first makes D the separator (`gcloud topic escaping`)."""
+    separator = ","
+    if flag.startswith("^"):
+        separator, flag = flag[1:].split("^", 1)
+    return dict(pair.split("=", 1) for pair in flag.split(separator))
+
+
 def test_one_deploy_per_function_in_flow_order_with_the_table_settings(dry_run):
     build, commands = dry_run
     deploys = [c for c in commands if c[1:3] == ["functions", "deploy"]]
@@ -87,8 +96,10 @@ def test_one_deploy_per_function_in_flow_order_with_the_table_settings(dry_run):
         assert f["--gen2"] == "" and f["--runtime"] == "python311" and f["--entry-point"] == name
         assert f["--source"] == str(build / name) and f["--region"] == ENV["REGRAG_GCP_REGION"]
         assert f["--service-account"] == f"regrag-{name}@{ENV['REGRAG_GCP_PROJECT']}.iam.gserviceaccount.com"
-        env = dict(pair.split("=", 1) for pair in f["--set-env-vars"].split(","))
+        env = env_vars(f["--set-env-vars"])
         assert env["REGRAG_MODE"] == "gcp" and env["REGRAG_VERTEX_INDEX"] == ENV["REGRAG_VERTEX_INDEX"]
+        # the admin principals (a comma-separated list, kept whole) go to query only, which serves /admin/
+        assert env.get("REGRAG_ADMIN_PRINCIPALS") == (ENV["REGRAG_ADMIN_PRINCIPALS"] if name == "query" else None)
     assert by_name["ingest"]["--trigger-bucket"] == ENV["REGRAG_BUCKET"]
     assert by_name["embed"]["--trigger-topic"] == "regrag-chunked"
     assert by_name["upsert"]["--trigger-topic"] == "regrag-embedded"

@@ -12,6 +12,7 @@ All functions run in one process behind werkzeug's DispatcherMiddleware, each cr
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import threading
@@ -33,7 +34,7 @@ from werkzeug.wrappers import Response
 from fakes import gcp_env
 from regrag.adapters.gcp.blobstore import GcsBlobStore
 from regrag.adapters.gcp.chunkmap import GcsChunkStore
-from regrag.wiring import reset_app
+from regrag.wiring import get_app, reset_app
 
 pytestmark = pytest.mark.emulator
 
@@ -150,9 +151,10 @@ class World:
     docs: str
     state: str
     vertex: gcp_env.VertexNames
+    prefix: str = ""  # REGRAG_STATE_PREFIX
 
     def store(self) -> GcsChunkStore:
-        return GcsChunkStore(GcsBlobStore(self.state, timeout_s=10))
+        return GcsChunkStore(GcsBlobStore(self.state, timeout_s=10), prefix=self.prefix)
 
 
 @pytest.fixture
@@ -160,18 +162,19 @@ def make_world(stack, vector_fake, embeddings_fake, monkeypatch) -> Callable[...
     """Point the functions at fresh buckets and a fresh index (env vars only, as on GCP) and rebuild the app."""
     embeddings_fake.reset()
 
-    def make(docs: str | None = None) -> World:
+    def make(docs: str | None = None, **extra: str) -> World:
         world = World(
             docs or gcp_env.create_bucket(stack.gcs),
             gcp_env.create_bucket(stack.gcs),
             gcp_env.vertex_names(),
+            extra.get("REGRAG_STATE_PREFIX", ""),
         )
         vector_fake.add_index(world.vertex.index, DIM, world.vertex.endpoint, world.vertex.deployed_index_id)
         env = gcp_env.gcp_environ(
             bucket=world.docs, state_bucket=world.state, vertex=world.vertex, vertex_host=vector_fake.address,
             embeddings_url=embeddings_fake.base_url, topic_chunked=stack.topic_chunked,
             topic_embedded=stack.topic_embedded, STORAGE_EMULATOR_HOST=stack.gcs, PUBSUB_EMULATOR_HOST=stack.pubsub,
-            REGRAG_CHUNKMAP_CACHE_S="0",
+            REGRAG_CHUNKMAP_CACHE_S="0", **extra,
         )  # fmt: skip
         for key, value in env.items():
             monkeypatch.setenv(key, value)
@@ -223,7 +226,7 @@ def ingest_samples(stack: Stack, world: World, doc_ids: list[str], times: int = 
 
 
 def failures(world: World) -> list[str]:
-    return [i.name for i in GcsBlobStore(world.state).list("failures/")]
+    return [i.name for i in GcsBlobStore(world.state).list(f"{world.prefix}failures/")]
 
 
 def test_upload_to_cited_verbatim_answer_over_http(stack, make_world, vector_fake):
@@ -361,4 +364,80 @@ def test_reconcile_republishes_missing_documents_and_removes_orphans(stack, make
     assert (again["republished"], again["removed"], again["statistics"]["chunks"]) == ([], [], 54)
     lexicon = json.loads(GcsBlobStore(world.state).read("lexicon/df.json").data)
     assert lexicon["chunks"] == 54 and lexicon["df"]["供电"] > 0
+    assert failures(world) == []
+
+
+SCHEDULER = f"regrag-scheduler@{gcp_env.PROJECT}.iam.gserviceaccount.com"
+
+
+def id_token(email: str) -> str:
+    """A Google ID token as Cloud Run hands it to the function after IAM checked it: signature removed."""
+
+    def b64url(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+    claims = {
+        "iss": "https://accounts.google.com",
+        "aud": "https://query.run.app",
+        "email": email,
+        "email_verified": True,
+    }
+    return f"{b64url({'alg': 'RS256', 'typ': 'JWT'})}.{b64url(claims)}.SIGNATURE_REMOVED_BY_GOOGLE"
+
+
+def test_feedback_and_the_scheduled_eval_live_in_the_state_bucket_and_admin_needs_a_listed_principal(
+    stack, make_world, vector_fake
+):
+    world = make_world(REGRAG_STATE_PREFIX="regrag/", REGRAG_ADMIN_PRINCIPALS=f"{SCHEDULER},ops@example.com")
+    ingest_samples(stack, world, ["nat-reg-0088"])
+    eventually(lambda: indexed(world, vector_fake, {"nat-reg-0088": 45}), what="the document")
+    query = f"{stack.server_url}/query"
+    question = "计划检修停电要提前几天通知用户？"
+    answer = requests.post(f"{query}/", json={"question": question}, timeout=30).json()
+    cited = answer["bullets"][0]["citation"]
+
+    # feedback through the query function: one JSONL object per day in the state bucket, under the prefix
+    def feedback(**body: Any) -> int:
+        return requests.post(f"{query}/feedback", json=body, timeout=30).status_code
+
+    assert feedback(query_id=answer["query_id"], helpful=True, citation=cited, comment="准确") == 200
+    assert feedback(query_id=answer["query_id"], helpful=False) == 200
+    assert feedback(query_id="0" * 32, helpful=True) == 404 and feedback(query_id="x", helpful=True) == 400
+    state = GcsBlobStore(world.state, timeout_s=10)
+    [day] = [i.name for i in state.list("regrag/feedback/")]
+    lines = [json.loads(line) for line in state.read(day).data.decode().splitlines()]
+    assert [(r["helpful"], r["comment"]) for r in lines] == [(True, "准确"), (False, None)]
+    assert day == f"regrag/feedback/{lines[0]['time'][:10]}.jsonl"
+    assert state.read_optional(f"regrag/queries/{answer['query_id']}.json") is not None
+    # `regrag feedback export` reads it back as a question to grade
+    [exported] = get_app().export_feedback()
+    assert exported["question"] == question and exported["relevant"][0]["doc_id"] == cited["doc_id"]
+
+    # the scheduled eval: the question file and its reports in the state bucket, nothing in the uploads bucket
+    graded = {
+        "id": "g1",
+        "question": question,
+        "relevant": [{"doc_id": "nat-reg-0088", "article": cited["article"], "grade": 3}],
+    }
+    state.write("regrag/evals/dev.jsonl", (json.dumps(graded, ensure_ascii=False) + "\n").encode())
+    uploads_before = sorted(i.name for i in GcsBlobStore(world.docs).list())
+
+    def admin_eval(**headers: str) -> requests.Response:
+        return requests.post(f"{query}/admin/eval", json={"questions": "evals/dev.jsonl"}, headers=headers, timeout=60)
+
+    response = admin_eval(Authorization=f"Bearer {id_token(SCHEDULER)}")
+    assert response.status_code == 200, response.text
+    report = response.json()["report"]
+    assert report.startswith("evals/dev.report-") and response.json()["metrics"]["ndcg@10"] > 0
+    assert {i.name for i in state.list("regrag/evals/")} == {
+        "regrag/evals/dev.jsonl",
+        f"regrag/{report}",
+        f"regrag/{report[:-5]}.md",
+    }
+    assert sorted(i.name for i in GcsBlobStore(world.docs).list()) == uploads_before  # ingest saw nothing new
+
+    denied = admin_eval(Authorization=f"Bearer {id_token('lawyer@example.com')}")  # may query, not administer
+    assert denied.status_code == 403 and "lawyer@example.com" in denied.json()["error"]["message"]
+    assert admin_eval().status_code == 401
+    assert len(state.list("regrag/evals/")) == 3  # neither wrote a report
     assert failures(world) == []

@@ -3,6 +3,8 @@ deployment relies on. `terraform fmt -check` runs too when a terraform binary is
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import re
 import shutil
@@ -31,6 +33,7 @@ KINDS = {
     "service_accounts.tf": {"google_service_account"},
     "secrets.tf": {"google_secret_manager_secret"},
     "scheduler.tf": {"google_cloud_scheduler_job"},
+    "monitoring.tf": {"google_logging_metric", "google_monitoring_alert_policy"},
     "iam.tf": {
         "google_storage_bucket_iam_member",
         "google_pubsub_topic_iam_member",
@@ -46,7 +49,7 @@ EXPECTED_GRANTS = {
     ("ingest", "roles/storage.objectCreator", "state"),
     ("embed", "roles/storage.objectCreator", "state"),
     ("upsert", "roles/storage.objectUser", "state"),
-    ("query", "roles/storage.objectViewer", "state"),
+    ("query", "roles/storage.objectUser", "state"),  # reads the chunk map; writes feedback, query log, eval reports
     ("rerank", "roles/storage.objectViewer", "state"),
     ("compose", "roles/storage.objectViewer", "state"),
     ("reconcile", "roles/storage.objectViewer", "docs"),
@@ -207,8 +210,13 @@ def test_only_query_is_invocable_from_outside_and_only_when_authenticated_unless
     )
     invokers = local["invokers"]
     assert "local.query_members" in invokers and '"query"' in invokers
+    # query's invokers: the query_invokers (or allUsers when opened on purpose) and the scheduler, nobody else
+    assert re.findall(r'fn = "query", member = ([\w.\[\]]+)', invokers) == ["m", "local.scheduler"]
+    assert invokers.count('"query"') == 2  # no other grant on query, in whatever shape
+    assert re.search(r"for m in local\.query_members : ", invokers)
+    assert unquote(local["scheduler"]) == "serviceAccount:${google_service_account.scheduler.email}"
     assert "local.event_functions" in invokers and "local.sa[fn]" in invokers  # own trigger identity
-    assert "google_service_account.scheduler.email" in invokers and '"reconcile"' in invokers
+    assert '{fn = "reconcile", member = local.scheduler}' in invokers
     assert "rerank" not in invokers and "compose" not in invokers
     variables = variables_of(tf)
     assert variables["allow_unauthenticated_query"]["default"] is False
@@ -225,6 +233,67 @@ def test_the_scheduler_calls_reconcile_with_oidc(tf):
     assert oidc["audience"] == target["uri"] == "${data.google_cloud_run_v2_service.reconcile[0].uri}"
     assert unquote(target["http_method"]) == "POST" and target["body"] == '${base64encode("{}")}'
     assert job["schedule"] == "${var.reconcile_schedule}"
+
+
+def test_the_scheduler_runs_the_eval_on_query_admin_eval_with_oidc(tf):
+    resources, local, variables = blocks(tf, "resource"), locals_of(tf), variables_of(tf)
+    job = resources[("google_cloud_scheduler_job", "eval")]
+    target = job["http_target"][0]
+    oidc = target["oidc_token"][0]
+    query = blocks(tf, "data")[("google_cloud_run_v2_service", "query")]
+    assert unquote(query["name"]) == "query"
+    assert oidc["service_account_email"] == "${google_service_account.scheduler.email}"
+    assert oidc["audience"] == "${data.google_cloud_run_v2_service.query[0].uri}"  # the service URL, not the path
+    assert unquote(target["uri"]) == "${data.google_cloud_run_v2_service.query[0].uri}/admin/eval"
+    assert unquote(target["http_method"]) == "POST"
+    assert target["body"] == "${base64encode(jsonencode({questions = var.eval_questions}))}"
+    assert unquote(variables["eval_questions"]["default"]) == "evals/dev.jsonl"
+    assert (job["schedule"], job["time_zone"]) == ("${var.eval_schedule}", "${var.eval_time_zone}")
+    # like reconcile, it needs the deployed function; and not when query is open to allUsers, since Cloud Run then
+    # verifies no token and the admin identity check would trust anyone (pipeline/admin.py caller_email)
+    assert job["count"] == query["count"] == "${local.eval_scheduled ? 1 : 0}"
+    assert local["eval_scheduled"] == "${var.functions_deployed && !var.allow_unauthenticated_query}"
+
+
+def test_the_scheduler_is_the_admin_principal_deploy_sh_passes_to_query(tf):
+    local = locals_of(tf)
+    # the scheduler's service account and var.admin_principals; none when query is open to allUsers
+    assert local["admin_principals"] == (
+        "${var.allow_unauthenticated_query ? [] : "
+        "concat([google_service_account.scheduler.email], var.admin_principals)}"
+    )
+    outputs = {unquote(n): body for doc in tf.values() for e in doc.get("output", []) for n, body in e.items()}
+    assert '"export REGRAG_ADMIN_PRINCIPALS=${join(",", local.admin_principals)}"' in outputs["deploy_env"]["value"]
+    deploy = (ROOT / "deploy.sh").read_text()
+    assert "[[ $fn == query && -n ${REGRAG_ADMIN_PRINCIPALS:-} ]]" in deploy  # tests/gcp/test_gcp_deploy.py runs it
+
+
+def test_the_regression_alert_matches_the_line_the_eval_logs(tf):
+    from regrag import logs
+    from regrag.pipeline.admin import REGRESSION_MESSAGE
+
+    resources = blocks(tf, "resource")
+    metric = resources[("google_logging_metric", "eval_regression")]
+    lines = [line.strip() for line in unquote(metric["filter"]).splitlines()[1:-1]]  # inside the heredoc
+    assert lines == [
+        'resource.type="cloud_run_revision"',  # Cloud Functions 2nd gen log as Cloud Run revisions
+        'resource.labels.service_name="query"',
+        "severity=ERROR",
+        f'jsonPayload.message="{REGRESSION_MESSAGE}"',
+    ]
+    # the JSON line the function prints carries those two fields at the top level: Cloud Logging takes
+    # `severity` as the entry's severity and keeps `message` in jsonPayload
+    record = logging.LogRecord("regrag.admin", logging.ERROR, __file__, 1, REGRESSION_MESSAGE, None, None)
+    entry = json.loads(logs.JsonFormatter().format(record))
+    assert (entry["severity"], entry["message"]) == ("ERROR", REGRESSION_MESSAGE)
+    assert metric["metric_descriptor"][0]["metric_kind"] == '"DELTA"'
+    policy = resources[("google_monitoring_alert_policy", "eval_regression")]
+    condition = policy["conditions"][0]["condition_threshold"][0]
+    assert "logging.googleapis.com/user/${google_logging_metric.eval_regression.name}" in condition["filter"]
+    assert unquote(condition["comparison"]) == "COMPARISON_GT" and condition["threshold_value"] == 0
+    assert policy["notification_channels"] == "${var.alert_notification_channels}"
+    apis = resources[("google_project_service", "this")]["for_each"]
+    assert "logging.googleapis.com" in apis and "monitoring.googleapis.com" in apis
 
 
 def test_terraform_fmt(tmp_path):

@@ -174,3 +174,36 @@ class GcsBlobStore:
                 Listed(BlobInfo(b.name, int(b.generation), int(b.size or 0)), dict(b.metadata or {})) for b in blobs
             ]
         return sorted(items, key=lambda item: item.info.name)
+
+
+class PrefixedBlobStore:
+    """A BlobStore view of `prefix` in another BlobStore: names are relative to the prefix.
+
+    The eval question files and reports live under the state prefix of the state bucket (never in the uploads
+    bucket, whose every new object triggers `ingest`), while `/admin/eval` names them as it does locally,
+    relative to the store's root (`evals/dev.jsonl`).
+    """
+
+    def __init__(self, inner: GcsBlobStore, prefix: str) -> None:
+        self.inner = inner
+        self.prefix = prefix
+
+    def _strip(self, info: BlobInfo) -> BlobInfo:
+        return BlobInfo(info.name[len(self.prefix) :], info.generation, info.size)
+
+    def read(self, name: str) -> Blob:
+        blob = self.inner.read(self.prefix + name)
+        return Blob(name, blob.data, blob.generation, blob.metadata, blob.content_type)
+
+    def read_optional(self, name: str) -> Blob | None:
+        blob = self.inner.read_optional(self.prefix + name)
+        return None if blob is None else Blob(name, blob.data, blob.generation, blob.metadata, blob.content_type)
+
+    def write(self, name: str, data: bytes, metadata: dict[str, str] | None = None) -> BlobInfo:
+        return self._strip(self.inner.write(self.prefix + name, data, metadata))
+
+    def delete(self, name: str) -> None:
+        self.inner.delete(self.prefix + name)
+
+    def list(self, prefix: str = "") -> builtins.list[BlobInfo]:
+        return [self._strip(info) for info in self.inner.list(self.prefix + prefix)]
