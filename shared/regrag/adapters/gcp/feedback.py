@@ -19,7 +19,6 @@ click "helpful"; a load beyond that would need per-instance or per-hour objects.
 
 from __future__ import annotations
 
-import builtins
 import datetime as dt
 import json
 import random
@@ -27,35 +26,17 @@ import re
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from regrag.adapters.gcp.blobstore import GenerationMismatch
+from regrag.adapters.gcp.chunkmap import Objects
 from regrag.domain.errors import InvalidInput, Unavailable
-from regrag.ports import Blob, BlobInfo
 
 _QUERY_ID_RE = re.compile(r"[0-9a-f]{32}")  # uuid4().hex, as pipeline/query.py issues them
 _DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _JSON = "application/json; charset=utf-8"
 _JSONL = "application/x-ndjson; charset=utf-8"
 _ID = "feedback_id"  # stored on each line, stripped on reading: the SQLite store returns no such key
-
-
-class Objects(Protocol):
-    """The bucket operations the store needs (GcsBlobStore; tests/fakes/memory_objects.py in the tests)."""
-
-    def read_optional(self, name: str) -> Blob | None: ...
-
-    def write(
-        self,
-        name: str,
-        data: bytes,
-        metadata: dict[str, str] | None = None,
-        *,
-        content_type: str | None = None,
-        if_generation_match: int | None = None,
-    ) -> BlobInfo: ...
-
-    def list(self, prefix: str = "", *, match_glob: str | None = None) -> builtins.list[BlobInfo]: ...
 
 
 class GcsFeedbackStore:
