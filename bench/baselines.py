@@ -104,10 +104,14 @@ def main() -> None:
         methods[name] = run
 
     base = app.s.retriever
+    # the legs and the fusion alone: no key-term coverage ranking, no place scope (the full path adds both)
+    plain = replace(base.config, coverage_weight=0.0, place_scope=False)
     for name, cfg in (
-        ("ours: dense alone", replace(base.config, lexical_weight=0.0)),
-        ("ours: lexical alone (BM25, jieba words + characters)", replace(base.config, dense_weight=0.0)),
-        ("ours: hybrid (RRF)", base.config),
+        ("ours: dense alone", replace(plain, lexical_weight=0.0)),
+        ("ours: lexical alone (BM25, jieba words + characters)", replace(plain, dense_weight=0.0)),
+        ("ours: hybrid (RRF)", plain),
+        ("ours: hybrid + key-term coverage ranking", replace(base.config, place_scope=False)),
+        ("ours: hybrid + coverage + place scope", base.config),
     ):
         retriever = Retriever(
             embedder=base.embedder,

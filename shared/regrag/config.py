@@ -40,6 +40,9 @@ class Settings:
     # the key-term coverage ranking fused after retrieval (pipeline/retrieve.py coverage_rerank); 0 turns it off
     coverage_weight: float = field(default=1.0, metadata={"env": "REGRAG_COVERAGE_WEIGHT", "min": 0.0})
     title_weight: float = field(default=0.5, metadata={"env": "REGRAG_TITLE_WEIGHT", "min": 0.0})
+    # rank national rules and those of the provinces a question names before other provinces' local rules
+    # (pipeline/retrieve.py scope_first); never when the request filters by province
+    place_scope: bool = field(default=True, metadata={"env": "REGRAG_PLACE_SCOPE"})
     corpus_timeout_s: float = field(default=3.0, metadata={"env": "REGRAG_CORPUS_TIMEOUT_S", "min": 0.05})
     query_cache_size: int = field(default=2048, metadata={"env": "REGRAG_QUERY_CACHE_SIZE", "min": 0})
     admin_token: str | None = field(default=None, repr=False, metadata={"env": "REGRAG_ADMIN_TOKEN", "secret": True})

@@ -257,6 +257,7 @@ def retrieval_config_from(settings: Settings) -> RetrievalConfig:
         settings.hyde_weight,
         settings.questions_weight,
         settings.coverage_weight,
+        settings.place_scope,
     )
 
 

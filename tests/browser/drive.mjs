@@ -280,6 +280,12 @@ await step('article', async () => {
   return result;
 });
 
+await step('scope', async () => {
+  await load();
+  await search({ question: `在上海，${QUESTION}` });
+  return { meta: await page.textContent('.answer-meta'), scope_notes: await texts('.scope-note') };
+});
+
 await step('versions', async () => {
   await load();
   await search({ question: VERSION_QUESTION, asOf: '2020-01-01' });

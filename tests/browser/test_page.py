@@ -129,12 +129,18 @@ def test_search_with_filters_shows_cited_quotes_and_evidence(run: dict[str, Any]
     assert first["article"] == "第二十八条" and first["corpora"] == ["national"]
     assert "提前7天通知用户" in " ".join(b["span"] for b in s["bullets"])
     assert "筛选：全国 · 电网与供用电 · 时点 2020-01-01" in s["meta"] and "未重新排序" in s["meta"]
+    assert "地域" not in s["meta"]  # the question names no place
     assert s["evidence"] and all(e["corpora"] == ["national"] for e in s["evidence"])
     top = s["evidence"][0]
     assert top["title"] == "《电力供应与使用条例》" and top["article"] == "第二十八条"
     assert top["path"] == "第四章 电力供应"
     for junk in ("null", "undefined", "[object", "NaN"):
         assert junk not in s["results_text"], f"{junk!r} rendered in the results"
+
+
+def test_a_place_named_in_the_question_is_shown_as_the_ranking_scope(run: dict[str, Any]) -> None:
+    s = step(run, "scope")
+    assert s["scope_notes"] == ["地域：上海（全国性规定和当地规定优先）"]
 
 
 def test_slow_and_broken_corpora_show_as_timeout_and_error_cards(run: dict[str, Any]) -> None:

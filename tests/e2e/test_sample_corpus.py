@@ -74,3 +74,32 @@ def test_a_question_the_corpus_cannot_answer_is_not_answered_with_noise(e5_app):
     status, body = call(e5_app.query, {"question": "量子计算机芯片的出口管制清单包括哪些型号？"})
     assert status == 200
     assert body["abstained"] and body["bullets"] == [] and "没有" in body["answer_zh"]
+
+
+def test_a_question_naming_a_province_ranks_national_and_that_provinces_rules_first(e5_app):
+    # the sample holds the 供用电条例 of 上海, 河南 and 山东 beside national rules; none applies in 江苏
+    plain = "供电企业因为计划检修要停电，至少要提前几天通知用户？"
+    status, body = call(e5_app.query, {"question": plain})
+    assert body["scope"] == {"provinces": [], "names": []}
+    unscoped = [c["metadata"]["province"] for c in body["candidates"][:5]]
+    assert set(unscoped) - {"national"}, unscoped  # without a place, local rules compete on their words
+
+    status, body = call(e5_app.query, {"question": "在江苏，" + plain})
+    assert status == 200, body
+    assert body["scope"] == {"provinces": ["js"], "names": ["江苏"]}
+    provinces = [c["metadata"]["province"] for c in body["candidates"]]
+    local = [i for i, p in enumerate(provinces) if p != "national"]
+    assert not local or all(p != "national" for p in provinces[local[0] :]), provinces  # local ones come last
+    assert body["bullets"][0]["citation"]["doc_id"].startswith("nat-"), body["bullets"][0]["citation"]
+    scores = [c["score"] for c in body["candidates"]]
+    assert scores == sorted(scores, reverse=True)
+
+    # naming 山东 brings 山东's own rule back beside the national ones
+    status, body = call(e5_app.query, {"question": "在山东，" + plain})
+    assert body["scope"]["provinces"] == ["sd"]
+    top = {c["metadata"]["province"] for c in body["candidates"][:5]}
+    assert top <= {"national", "sd"} and "sd" in top, top
+    # an explicit province filter decides alone
+    status, body = call(e5_app.query, {"question": "在江苏，" + plain, "filters": {"province": "sh"}})
+    assert body["scope"] == {"provinces": [], "names": []}
+    assert {c["metadata"]["province"] for c in body["candidates"]} == {"sh"}

@@ -1,7 +1,7 @@
 import datetime as dt
 
-from regrag.domain.models import Filters, Hit
-from regrag.pipeline.retrieve import effective_filters, rrf_fuse
+from regrag.domain.models import Candidate, Chunk, DocumentMeta, Filters, Hit
+from regrag.pipeline.retrieve import effective_filters, question_scope, rrf_fuse, scope_first
 
 
 def hits(*ids):
@@ -35,3 +35,32 @@ def test_as_of_defaults_to_today_unless_superseded_versions_are_asked_for():
     assert effective_filters(Filters(), today).as_of == "2026-01-02"
     assert effective_filters(Filters(as_of="2015-01-01"), today).as_of == "2015-01-01"
     assert effective_filters(Filters(include_superseded=True), today).as_of is None
+
+
+def candidate(cid, province, score):
+    meta = DocumentMeta(doc_id=f"doc-{cid}", title=f"条例{cid}", province=province)
+    text = "第一条 供电企业应当提前通知用户。"
+    chunk = Chunk(
+        id=cid, doc_id=meta.doc_id, kind="article", article="第一条", part=1, parts=1, ordinal=1,
+        heading_path=(), start=0, end=len(text), text=text, search_text=text, meta=meta,
+    )  # fmt: skip
+    return Candidate(chunk, score=score, fused_score=score)
+
+
+def test_rules_of_other_provinces_rank_after_those_that_apply_where_the_question_is():
+    ranked = [candidate("a", "sd", 0.9), candidate("b", "national", 0.8), candidate("c", "gd", 0.7),
+              candidate("d", "js", 0.6), candidate("e", "sh", 0.5), candidate("f", "national", 0.4)]  # fmt: skip
+    scope = question_scope("在江苏建分布式光伏要办什么手续？", Filters())
+    assert scope.provinces == ("js",)
+    out = scope_first(ranked, scope)
+    assert [c.chunk.id for c in out] == ["b", "d", "f", "a", "c", "e"]  # nothing dropped, each group in order
+    scores = [c.score for c in out]
+    assert scores == sorted(scores, reverse=True)  # still a ranking score
+    assert [c.fused_score for c in out] == [0.8, 0.6, 0.4, 0.9, 0.7, 0.5]  # the evidence is kept
+
+
+def test_no_place_or_a_province_filter_leaves_the_order_alone():
+    ranked = [candidate("a", "sd", 0.9), candidate("b", "national", 0.8)]
+    assert scope_first(ranked, question_scope("分布式光伏并网条件", Filters())) == ranked
+    assert not question_scope("在江苏建光伏", Filters(province=("sd",)))  # the filter decides
+    assert not question_scope("在江苏建光伏", Filters(), enabled=False)

@@ -220,6 +220,8 @@ def answer_question(
         "questions_status": retrieval.aids.status.get("questions", STATUS_SKIPPED),
         "corpus_stats": [s.to_dict() for s in retrieval.corpus_stats],
         "filters": retrieval.filters.to_dict(),
+        # the provinces the question names (their rules and national ones rank first); empty when none
+        "scope": retrieval.scope.to_dict(),
         "timings_ms": timings,
     }
 

@@ -28,6 +28,7 @@ from regrag.pipeline.keywords import coverage, question_keywords
 from regrag.pipeline.lexical import query_tokens
 from regrag.pipeline.rerank import STATUS_OK, STATUS_SKIPPED
 from regrag.ports import ChunkStore, Embedder, LexicalIndex, QuestionIndex, VectorIndex
+from regrag.text.places import PlaceScope, mentioned_provinces
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class RetrievalConfig:
     hyde_weight: float = 0.5
     questions_weight: float = 0.5
     coverage_weight: float = 1.0
+    place_scope: bool = True
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,7 @@ class Retrieval:
     timings_ms: dict[str, float] = field(default_factory=dict)
     corpus_stats: list[CorpusStat] = field(default_factory=list)
     aids: QueryAids = field(default_factory=QueryAids)
+    scope: PlaceScope = field(default_factory=PlaceScope)
 
 
 def effective_filters(filters: Filters, today: dt.date | None = None) -> Filters:
@@ -163,6 +166,40 @@ def coverage_rerank(candidates: list[Candidate], question: str, k: int, weight: 
         fused[i] += weight / (k + rank)
     order = sorted(range(len(candidates)), key=lambda i: (-fused[i], i))
     return [replace(candidates[i], score=fused[i]) for i in order]
+
+
+def question_scope(question: str, filters: Filters, enabled: bool = True) -> PlaceScope:
+    """The provinces the question names, when they should steer the ranking: not when the request already
+    filters by province (the filter decides) and not when turned off."""
+    if not enabled or filters.province:
+        return PlaceScope()
+    return mentioned_provinces(question)
+
+
+def scope_first(candidates: list[Candidate], scope: PlaceScope) -> list[Candidate]:
+    """Rules that apply where the question is about first: national ones, those of the provinces it names, and
+    those whose province is unknown; other provinces' local rules after them, each group in its own order.
+
+    Another province's local regulation does not apply to a project in the named province, but it can share
+    every word with the question (two provinces' 供用电条例 read alike). This is a preference, not a filter:
+    nothing is dropped, so a question that names a place only in passing still finds what else matches.
+    On the dev set: nDCG@10 0.805 → 0.815 (15 of 50 questions name a place; bench/README.md).
+    """
+    if not scope:
+        return candidates
+    allowed = {"national", *scope.provinces}
+
+    def applies(candidate: Candidate) -> bool:
+        province = candidate.chunk.meta.province
+        return province is None or province in allowed
+
+    first = [c for c in candidates if applies(c)]
+    ordered, cap = list(first), min((c.score for c in first), default=None)
+    for c in candidates:
+        if not applies(c):  # the score stays a ranking score: never above a rule that comes before it
+            cap = c.score if cap is None else min(cap, c.score)
+            ordered.append(replace(c, score=cap))
+    return ordered
 
 
 def corpus_relevance(ranked: dict[str, list[Candidate]], question: str, top: int = 3) -> dict[str, float]:
@@ -292,7 +329,9 @@ class Retriever:
         aids = self._prepare_aids(question, qvec, timings)
         candidates = self._search(tokens, qvec, filters, top_k, timings, aids.legs)
         candidates = coverage_rerank(candidates, question, self.config.rrf_k, self.config.coverage_weight)
-        return Retrieval(candidates, filters, tokens, timings, aids=aids)
+        scope = question_scope(question, filters, self.config.place_scope)
+        candidates = scope_first(candidates, scope)
+        return Retrieval(candidates, filters, tokens, timings, aids=aids, scope=scope)
 
     def retrieve_corpora(
         self,
@@ -347,9 +386,11 @@ class Retriever:
         relevance = corpus_relevance(ranked, question) if len(ranked) > 1 else {}
         combined = {c: (weights or {}).get(c, 1.0) * relevance.get(c, 1.0) for c in ranked}
         candidates = merge_corpora(ranked, combined, self.config.rrf_k)
-        candidates = coverage_rerank(candidates, question, self.config.rrf_k, self.config.coverage_weight)[:top_k]
+        candidates = coverage_rerank(candidates, question, self.config.rrf_k, self.config.coverage_weight)
+        scope = question_scope(question, filters, self.config.place_scope)
+        candidates = scope_first(candidates, scope)[:top_k]
         timings["merge"] = _ms(t)
-        return Retrieval(candidates, filters, tokens, timings, stats, aids)
+        return Retrieval(candidates, filters, tokens, timings, stats, aids, scope)
 
 
 def _ms(start: float) -> float:

@@ -353,6 +353,12 @@ function filterSummary(filters) {
   return parts.length ? parts.join(' · ') : '无';
 }
 
+// The places the question names: their rules and national ones were ranked before other provinces' rules.
+function scopeNote(scope) {
+  if (!scope || !Array.isArray(scope.names) || !scope.names.length) return null;
+  return h('span', { class: 'scope-note' }, `地域：${scope.names.join('、')}（全国性规定和当地规定优先）`);
+}
+
 function renderResults(data) {
   const stats = Array.isArray(data.corpus_stats) ? data.corpus_stats : [];
   renderAnswer(data, stats);
@@ -370,6 +376,7 @@ function renderAnswer(data, stats) {
     : null;
   const meta = h('p', { class: 'answer-meta' },
     h('span', null, `筛选：${filterSummary(data.filters || {})}`),
+    scopeNote(data.scope),
     h('span', { class: data.rerank_status === 'ok' || data.rerank_status === 'skipped' ? '' : 'warn' },
       `排序：${RERANK_STATUS[data.rerank_status] || `重新排序未完成（${data.rerank_status}），按检索得分排列`}`),
     data.timings_ms && data.timings_ms.total !== undefined ? h('span', null, `用时 ${Math.round(data.timings_ms.total)} 毫秒`) : null,

@@ -1,0 +1,83 @@
+"""Which provinces a question is about, from the place names it mentions (广东, 深圳, 淄博市 …).
+
+A question about a project in 江苏 is answered by national law and 江苏's own rules; another province's local
+regulation does not apply there, however well its words match. Retrieval uses the detected provinces to rank
+the applicable rules first (regrag.pipeline.retrieve.scope_first) when the request sets no province filter.
+
+Matching is a greedy longest-match scan over a gazetteer of the 31 provinces and their prefecture-level cities
+(data/places.tsv), so 浙江西部 reads 浙江 (not 江西) and 黄河北岸 reads the river (not 河北). Names that are
+also everyday words (日照 "sunshine", 开封 "to unseal") count only when followed by 市/州/盟/地区.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from regrag.text.metadata import PROVINCES
+
+# water bodies whose names contain a province name (黄河北岸 is not 河北); they consume the text and match nothing
+_FEATURES = ("黄河", "淮河", "太湖", "洞庭湖", "鄱阳湖", "渤海湾")
+_SUFFIXES = ("市", "州", "盟", "地区")
+
+
+@dataclass(frozen=True)
+class Place:
+    name: str
+    province: str | None  # None: a feature that blocks a false match
+    needs_suffix: bool = False
+
+
+@dataclass(frozen=True)
+class PlaceScope:
+    """The provinces a text mentions, in order of first mention, and the names that said so."""
+
+    provinces: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.provinces)
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"provinces": list(self.provinces), "names": list(self.names)}
+
+
+@cache
+def gazetteer() -> dict[str, Place]:
+    places = {name: Place(name, code) for name, code in PROVINCES.items()}
+    places["内蒙"] = Place("内蒙", "nm")
+    text = resources.files("regrag.data").joinpath("places.tsv").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, code, flag = [*line.split("\t"), "", ""][:3]
+        if code not in PROVINCES.values():
+            raise ValueError(f"places.tsv: unknown province code {code!r} for {name!r}")
+        places.setdefault(name, Place(name, code, flag.strip() == "suffix"))
+    for feature in _FEATURES:
+        places[feature] = Place(feature, None)
+    return places
+
+
+def mentioned_provinces(text: str) -> PlaceScope:
+    places = gazetteer()
+    longest = max(map(len, places))
+    provinces: dict[str, None] = {}
+    names: dict[str, None] = {}
+    i = 0
+    while i < len(text):
+        for size in range(min(longest, len(text) - i), 1, -1):
+            place = places.get(text[i : i + size])
+            if place is None:
+                continue
+            if place.needs_suffix and not text.startswith(_SUFFIXES, i + size):
+                continue
+            if place.province:
+                provinces.setdefault(place.province)
+                names.setdefault(place.name)
+            i += size
+            break
+        else:
+            i += 1
+    return PlaceScope(tuple(provinces), tuple(names))
