@@ -17,6 +17,8 @@ from regrag.text.places import gazetteer, mentioned_provinces
         ("内蒙古自治区的风电项目", ("nm",), ("内蒙古",)),
         ("新疆哈密的光伏基地", ("xj",), ("新疆", "哈密")),
         ("吉林市的供热", ("jl",), ("吉林",)),  # province and city of the same name
+        ("珠三角地区还能新建燃煤电厂吗", ("gd",), ("珠三角",)),
+        ("长三角的绿电交易", ("sh", "js", "zj", "ah"), ("长三角",)),  # a region spans provinces
     ],
 )
 def test_provinces_and_cities_are_found(question, provinces, names):
@@ -51,6 +53,6 @@ def test_longest_match_reads_left_to_right():
 
 def test_the_gazetteer_covers_every_province_with_known_codes():
     places = gazetteer()
-    codes = {p.province for p in places.values() if p.province}
+    codes = {code for p in places.values() for code in p.provinces}
     assert codes == set(PROVINCES.values())
     assert len(places) > 350  # 31 provinces, about 330 prefecture-level divisions, a few water bodies

@@ -4,9 +4,10 @@ A question about a project in 江苏 is answered by national law and 江苏's ow
 regulation does not apply there, however well its words match. Retrieval uses the detected provinces to rank
 the applicable rules first (regrag.pipeline.retrieve.scope_first) when the request sets no province filter.
 
-Matching is a greedy longest-match scan over a gazetteer of the 31 provinces and their prefecture-level cities
-(data/places.tsv), so 浙江西部 reads 浙江 (not 江西) and 黄河北岸 reads the river (not 河北). Names that are
-also everyday words (日照 "sunshine", 开封 "to unseal") count only when followed by 市/州/盟/地区.
+Matching is a greedy longest-match scan over a gazetteer of the 31 provinces, their prefecture-level cities and
+a few regions that span provinces (长三角, 京津冀; data/places.tsv), so 浙江西部 reads 浙江 (not 江西) and 黄河北岸
+reads the river (not 河北). Names that are also everyday words (日照 "sunshine", 开封 "to unseal") count only when
+followed by 市/州/盟/地区.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ _SUFFIXES = ("市", "州", "盟", "地区")
 @dataclass(frozen=True)
 class Place:
     name: str
-    province: str | None  # None: a feature that blocks a false match
+    provinces: tuple[str, ...]  # empty: a feature that blocks a false match; several: a region (长三角)
     needs_suffix: bool = False
 
 
@@ -45,18 +46,20 @@ class PlaceScope:
 
 @cache
 def gazetteer() -> dict[str, Place]:
-    places = {name: Place(name, code) for name, code in PROVINCES.items()}
-    places["内蒙"] = Place("内蒙", "nm")
+    places = {name: Place(name, (code,)) for name, code in PROVINCES.items()}
+    places["内蒙"] = Place("内蒙", ("nm",))
     text = resources.files("regrag.data").joinpath("places.tsv").read_text(encoding="utf-8")
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        name, code, flag = [*line.split("\t"), "", ""][:3]
-        if code not in PROVINCES.values():
-            raise ValueError(f"places.tsv: unknown province code {code!r} for {name!r}")
-        places.setdefault(name, Place(name, code, flag.strip() == "suffix"))
+        name, codes, flag = [*line.split("\t"), "", ""][:3]
+        provinces = tuple(codes.split(","))
+        unknown = [c for c in provinces if c not in PROVINCES.values()]
+        if unknown:
+            raise ValueError(f"places.tsv: unknown province code(s) {unknown} for {name!r}")
+        places.setdefault(name, Place(name, provinces, flag.strip() == "suffix"))
     for feature in _FEATURES:
-        places[feature] = Place(feature, None)
+        places[feature] = Place(feature, ())
     return places
 
 
@@ -73,8 +76,8 @@ def mentioned_provinces(text: str) -> PlaceScope:
                 continue
             if place.needs_suffix and not text.startswith(_SUFFIXES, i + size):
                 continue
-            if place.province:
-                provinces.setdefault(place.province)
+            if place.provinces:
+                provinces.update(dict.fromkeys(place.provinces))
                 names.setdefault(place.name)
             i += size
             break
