@@ -104,14 +104,18 @@ def main() -> None:
         methods[name] = run
 
     base = app.s.retriever
-    # the legs and the fusion alone: no key-term coverage ranking, no place scope (the full path adds both)
-    plain = replace(base.config, coverage_weight=0.0, place_scope=False)
+    # the legs and the fusion alone: no key-term coverage ranking, no place scope, no national preference (the
+    # full path adds all three; the rows below add them one at a time)
+    scoped = replace(base.config, national_preference=1.0)
+    covered = replace(scoped, place_scope=False)
+    plain = replace(covered, coverage_weight=0.0)
     for name, cfg in (
         ("ours: dense alone", replace(plain, lexical_weight=0.0)),
         ("ours: lexical alone (BM25, jieba words + characters)", replace(plain, dense_weight=0.0)),
         ("ours: hybrid (RRF)", plain),
-        ("ours: hybrid + key-term coverage ranking", replace(base.config, place_scope=False)),
-        ("ours: hybrid + coverage + place scope", base.config),
+        ("ours: hybrid + key-term coverage ranking", covered),
+        ("ours: hybrid + coverage + place scope", scoped),
+        ("ours: hybrid + coverage + place scope + national preference", base.config),
     ):
         retriever = Retriever(
             embedder=base.embedder,

@@ -43,6 +43,11 @@ class Settings:
     # rank national rules and those of the provinces a question names before other provinces' local rules
     # (pipeline/retrieve.py scope_first); never when the request filters by province
     place_scope: bool = field(default=True, metadata={"env": "REGRAG_PLACE_SCOPE"})
+    # when the question names no place, local rules' scores times this factor (pipeline/retrieve.py
+    # prefer_national); 1 turns it off
+    national_preference: float = field(
+        default=0.8, metadata={"env": "REGRAG_NATIONAL_PREFERENCE", "min": 0.0, "max": 1.0}
+    )
     corpus_timeout_s: float = field(default=3.0, metadata={"env": "REGRAG_CORPUS_TIMEOUT_S", "min": 0.05})
     query_cache_size: int = field(default=2048, metadata={"env": "REGRAG_QUERY_CACHE_SIZE", "min": 0})
     admin_token: str | None = field(default=None, repr=False, metadata={"env": "REGRAG_ADMIN_TOKEN", "secret": True})

@@ -258,6 +258,7 @@ def retrieval_config_from(settings: Settings) -> RetrievalConfig:
         settings.questions_weight,
         settings.coverage_weight,
         settings.place_scope,
+        settings.national_preference,
     )
 
 
