@@ -59,3 +59,10 @@ def test_parse_scores_accepts_only_real_numbers_and_known_indices():
         parse_scores({"index": 1}, 3)
     with pytest.raises(InvalidRerankOutput, match="none of the 1 items"):
         parse_scores([{"index": 4, "score": 9}], 3)
+
+
+def test_a_template_lacking_a_placeholder_fails_when_the_app_is_built():
+    prompt = Prompt("demo", 1, "## system\nx\n## user\n问题：$question\n", "0" * 64)
+    assert prompt.template("user", {"question"}).substitute(question="并网") == "问题：并网"
+    with pytest.raises(ValueError, match=r"prompt demo_v1 lacks \$candidates, \$count in its user section"):
+        prompt.template("user", {"question", "count", "candidates"})

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from string import Template
 from typing import Any
 
 import numpy as np
@@ -91,9 +90,7 @@ class Hyde:
         self.timeout_s = timeout_s
         self.max_chars = max_chars
         self.system = prompt.section("system")
-        self._user = Template(prompt.section("user"))
-        if "question" not in self._user.get_identifiers():  # fail when the app is built, not on a query
-            raise ValueError(f"prompt {prompt.key} lacks $question in its user section")
+        self._user = prompt.template("user", {"question"})
         self.cache: LruCache[tuple[str, np.ndarray]] = LruCache(cache_size)
 
     def build_prompt(self, question: str) -> str:

@@ -18,7 +18,6 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from string import Template
 from typing import Any
 
 import numpy as np
@@ -135,10 +134,7 @@ class QuestionsIndexer:
         self.kinds = kinds
         self.max_consecutive_failures = max_consecutive_failures
         self.system = prompt.section("system")
-        self._user = Template(prompt.section("user"))
-        missing = {"count", "article"} - set(self._user.get_identifiers())
-        if missing:  # fail when the app is built, not at the first ingest
-            raise ValueError(f"prompt {prompt.key} lacks ${', $'.join(sorted(missing))} in its user section")
+        self._user = prompt.template("user", {"count", "article"})
 
     def build_prompt(self, chunk: Chunk) -> str:
         return self._user.substitute(count=self.max_questions, article=article_json(chunk, self.text_chars))

@@ -25,7 +25,6 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from string import Template
 from typing import Any
 
 from regrag import logs
@@ -197,10 +196,7 @@ class LlmReranker:
         self.max_candidates = max_candidates
         self.text_chars = text_chars
         self.system = prompt.section("system")
-        self._user = Template(prompt.section("user"))
-        missing = {"question", "count", "candidates"} - set(self._user.get_identifiers())
-        if missing:  # fail when the app is built, not on the first question
-            raise ValueError(f"prompt {prompt.key} lacks ${', $'.join(sorted(missing))} in its user section")
+        self._user = prompt.template("user", {"question", "count", "candidates"})
         # public: /healthz reports its hit/miss counters (Regrag.cache_stats)
         self.cache: LruCache[Scores] = LruCache(cache_size)
 

@@ -12,6 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from importlib import resources
+from string import Template
 
 _FILE = re.compile(r"^(?P<name>[a-z][a-z0-9_]*?)_v(?P<version>\d+)\.(?:md|txt)$")
 _SECTION = re.compile(r"^## +(?P<title>\S.*?)\s*$", re.MULTILINE)
@@ -46,6 +47,15 @@ class Prompt:
         if title not in found:
             raise KeyError(f"prompt {self.key} has no '## {title}' section (has {sorted(found)})")
         return found[title]
+
+    def template(self, title: str, placeholders: set[str]) -> Template:
+        """A section as a string.Template; ValueError when it lacks one of `placeholders` (so a bad prompt
+        fails when the app is built, not on the first call)."""
+        template = Template(self.section(title))
+        missing = placeholders - set(template.get_identifiers())
+        if missing:
+            raise ValueError(f"prompt {self.key} lacks ${', $'.join(sorted(missing))} in its {title} section")
+        return template
 
 
 def _files() -> dict[str, tuple[str, int, str]]:
