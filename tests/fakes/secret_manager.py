@@ -11,13 +11,14 @@ from __future__ import annotations
 import threading
 import urllib.parse
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import google_crc32c
 import grpc
 from google.cloud import secretmanager_v1 as sm
+
+from fakes.grpc_server import serve_unary
 
 
 @dataclass
@@ -42,23 +43,10 @@ class SecretManagerFake:
             self._failures.extend([code] * times)
 
     def start(self) -> str:
-        server = grpc.server(ThreadPoolExecutor(max_workers=4, thread_name_prefix="sm-fake"))
-        handler = grpc.unary_unary_rpc_method_handler(
-            self._access,
-            request_deserializer=sm.AccessSecretVersionRequest.deserialize,
-            response_serializer=sm.AccessSecretVersionResponse.serialize,
+        service = {"AccessSecretVersion": (self._access, sm.AccessSecretVersionRequest, sm.AccessSecretVersionResponse)}
+        self._server, self.address = serve_unary(
+            {"google.cloud.secretmanager.v1.SecretManagerService": service}, thread_name_prefix="sm-fake"
         )
-        server.add_generic_rpc_handlers(
-            [
-                grpc.method_handlers_generic_handler(
-                    "google.cloud.secretmanager.v1.SecretManagerService", {"AccessSecretVersion": handler}
-                )
-            ]
-        )
-        port = server.add_insecure_port("127.0.0.1:0")
-        server.start()
-        self._server = server
-        self.address = f"127.0.0.1:{port}"
         return self.address
 
     def stop(self) -> None:

@@ -32,13 +32,14 @@ import threading
 import urllib.parse
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 import numpy as np
 from google.cloud import aiplatform_v1 as v1
+
+from fakes.grpc_server import Handlers, serve_unary
 
 Op = v1.IndexDatapoint.NumericRestriction.Operator
 _OPS: dict[int, Callable[[float, float], bool]] = {
@@ -124,8 +125,7 @@ class VectorSearchFake:
 
     def start(self) -> str:
         options = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
-        server = grpc.server(ThreadPoolExecutor(max_workers=8, thread_name_prefix="vs-fake"), options=options)
-        handlers = {
+        handlers: Handlers = {
             "google.cloud.aiplatform.v1.IndexService": {
                 "UpsertDatapoints": (self._upsert, v1.UpsertDatapointsRequest, v1.UpsertDatapointsResponse),
                 "RemoveDatapoints": (self._remove, v1.RemoveDatapointsRequest, v1.RemoveDatapointsResponse),
@@ -135,25 +135,11 @@ class VectorSearchFake:
                 "ReadIndexDatapoints": (self._read, v1.ReadIndexDatapointsRequest, v1.ReadIndexDatapointsResponse),
             },
         }
-        generic = [
-            grpc.method_handlers_generic_handler(
-                service,
-                {
-                    method: grpc.unary_unary_rpc_method_handler(
-                        self._wrap(method, fn),
-                        request_deserializer=req.deserialize,
-                        response_serializer=resp.serialize,
-                    )
-                    for method, (fn, req, resp) in methods.items()
-                },
-            )
+        wrapped: Handlers = {
+            service: {method: (self._wrap(method, fn), req, resp) for method, (fn, req, resp) in methods.items()}
             for service, methods in handlers.items()
-        ]
-        server.add_generic_rpc_handlers(generic)
-        port = server.add_insecure_port("127.0.0.1:0")
-        server.start()
-        self._server = server
-        self.address = f"127.0.0.1:{port}"
+        }
+        self._server, self.address = serve_unary(wrapped, thread_name_prefix="vs-fake", max_workers=8, options=options)
         return self.address
 
     def stop(self) -> None:
