@@ -122,21 +122,11 @@ def build_reranker(settings: Settings, api_key: str | None = None) -> Any:
     key = api_key or settings.gemini_api_key
     if not settings.rerank or not (key or settings.gemini_vertex):
         return RetrievalOrderReranker()
-    from regrag.adapters.gcp.gemini import GeminiGenerator
     from regrag.pipeline.rerank import LlmReranker
     from regrag.prompts import load_prompt
 
-    generator = GeminiGenerator(
-        settings.gemini_model,
-        api_key=None if settings.gemini_vertex else key,
-        vertexai=settings.gemini_vertex,
-        project=settings.gemini_project,
-        location=settings.gemini_location,
-        base_url=settings.gemini_base_url,
-        timeout_s=settings.rerank_timeout_s,
-    )
     return LlmReranker(
-        generator,
+        gemini_generator(settings, key, settings.rerank_timeout_s),
         settings.gemini_model,
         load_prompt(RERANK_PROMPT),
         timeout_s=settings.rerank_timeout_s,
@@ -172,9 +162,14 @@ def build_aid_generator(
             "REGRAG_HYDE / REGRAG_QUESTIONS_INDEX with REGRAG_GENERATOR=gemini need GEMINI_API_KEY or "
             "REGRAG_GEMINI_VERTEX=true (REGRAG_GENERATOR=local selects the deterministic stand-in)"
         )
+    return gemini_generator(settings, key, timeout_s), settings.gemini_model
+
+
+def gemini_generator(settings: Settings, key: str | None, timeout_s: float) -> Generator:
+    """Gemini through google-genai: the API key, or Vertex AI with the service account (REGRAG_GEMINI_VERTEX)."""
     from regrag.adapters.gcp.gemini import GeminiGenerator
 
-    generator = GeminiGenerator(
+    return GeminiGenerator(
         settings.gemini_model,
         api_key=None if settings.gemini_vertex else key,
         vertexai=settings.gemini_vertex,
@@ -183,7 +178,6 @@ def build_aid_generator(
         base_url=settings.gemini_base_url,
         timeout_s=timeout_s,
     )
-    return generator, settings.gemini_model
 
 
 def lexical_texts(lexical: LexicalIndex, store: ChunkStore, k: int = 3) -> Callable[[str], list[str]]:

@@ -1,7 +1,8 @@
 import datetime as dt
 from dataclasses import replace
 
-from regrag.domain.models import Candidate, Chunk, DocumentMeta, Filters, Hit
+from contract.contracts import make_chunk, make_meta
+from regrag.domain.models import Candidate, Filters, Hit
 from regrag.pipeline.retrieve import (
     RetrievalConfig,
     by_applicability,
@@ -46,13 +47,8 @@ def test_as_of_defaults_to_today_unless_superseded_versions_are_asked_for():
 
 
 def candidate(cid, province, score):
-    meta = DocumentMeta(doc_id=f"doc-{cid}", title=f"条例{cid}", province=province)
-    text = "第一条 供电企业应当提前通知用户。"
-    chunk = Chunk(
-        id=cid, doc_id=meta.doc_id, kind="article", article="第一条", part=1, parts=1, ordinal=1,
-        heading_path=(), start=0, end=len(text), text=text, search_text=text, meta=meta,
-    )  # fmt: skip
-    return Candidate(chunk, score=score, fused_score=score)
+    meta = make_meta(f"doc-{cid}", title=f"条例{cid}", province=province)
+    return Candidate(replace(make_chunk(meta, 1), id=cid), score=score, fused_score=score)
 
 
 def test_rules_of_other_provinces_rank_after_those_that_apply_where_the_question_is():
