@@ -178,8 +178,8 @@ def question_scope(question: str, filters: Filters, enabled: bool = True) -> Pla
 
 
 def scope_first(candidates: list[Candidate], scope: PlaceScope) -> list[Candidate]:
-    """Rules that apply where the question is about first: national ones, those of the provinces it names, and
-    those whose province is unknown; other provinces' local rules after them, each group in its own order.
+    """Rules that apply where the question is about first: national ones and those of the provinces it names;
+    other provinces' local rules after them, each group in its own order.
 
     Another province's local regulation does not apply to a project in the named province, but it can share
     every word with the question (two provinces' 供用电条例 read alike). This is a preference, not a filter:
@@ -189,16 +189,11 @@ def scope_first(candidates: list[Candidate], scope: PlaceScope) -> list[Candidat
     if not scope:
         return candidates
     allowed = {"national", *scope.provinces}
-
-    def applies(candidate: Candidate) -> bool:
-        province = candidate.chunk.meta.province
-        return province is None or province in allowed
-
-    first = [c for c in candidates if applies(c)]
-    ordered, cap = list(first), min((c.score for c in first), default=None)
+    ordered = [c for c in candidates if c.chunk.meta.province in allowed]
+    cap = min((c.score for c in ordered), default=float("inf"))
     for c in candidates:
-        if not applies(c):  # the score stays a ranking score: never above a rule that comes before it
-            cap = c.score if cap is None else min(cap, c.score)
+        if c.chunk.meta.province not in allowed:  # the score stays a ranking score: never above an earlier rule
+            cap = min(cap, c.score)
             ordered.append(replace(c, score=cap))
     return ordered
 

@@ -63,9 +63,14 @@ def gazetteer() -> dict[str, Place]:
     return places
 
 
+@cache
+def _longest_name() -> int:
+    return max(map(len, gazetteer()))
+
+
 def mentioned_provinces(text: str) -> PlaceScope:
     places = gazetteer()
-    longest = max(map(len, places))
+    longest = _longest_name()
     provinces: dict[str, None] = {}
     names: dict[str, None] = {}
     i = 0
