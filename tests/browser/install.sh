@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the browser tests need on a fresh machine: Debian's chromium, a Chinese font (without one
-# Chinese renders as empty boxes, which the tests catch) and npm's playwright-core.
+# Chinese renders as empty boxes, which the tests catch), npm if missing, and npm's playwright-core.
 # Never downloads a browser build (that needs hosts this network cannot reach); warns loudly if it cannot install.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +26,10 @@ if ! { command -v fc-list >/dev/null 2>&1 && fc-list :lang=zh family | grep -q .
   else
     echo "browser-deps: WARNING no Chinese font and not root; the CJK rendering test will fail" >&2
   fi
+fi
+if ! command -v npm >/dev/null 2>&1 && can_apt; then
+  echo "browser-deps: installing Debian npm (and nodejs) for playwright-core" >&2
+  apt_install npm || echo "browser-deps: WARNING could not install npm; browser tests will be skipped" >&2
 fi
 if command -v npm >/dev/null 2>&1; then
   if [ ! -d "$here/node_modules/playwright-core" ]; then
