@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from _common import DEFAULT_EVAL
+from regrag.api import endpoints
 from regrag.config import Settings
 from regrag.evaluation import score_ranking, unique_articles
 from regrag.pipeline.filters import parse_filters
 from regrag.pipeline.retrieve import RetrievalConfig, Retriever, effective_filters
 from regrag.text.segment import tokenize
-from regrag.wiring import build_app
+from regrag.wiring import build_services
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
@@ -71,18 +72,18 @@ def main() -> None:
     args = ap.parse_args()
 
     # no query-embedding cache: each method pays for its own embedding, so latencies compare
-    app = build_app(Settings.from_env({"LOG_LEVEL": "WARNING"}, data_dir=args.data_dir, query_cache_size=0))
+    services = build_services(Settings.from_env({"LOG_LEVEL": "WARNING"}, data_dir=args.data_dir, query_cache_size=0))
     questions = [json.loads(x) for x in args.questions.read_text(encoding="utf-8").splitlines() if x.strip()]
     answerable = [q for q in questions if q.get("answerable", True) and q.get("relevant")]
 
     # Articles as units: the parts of a long article are joined back.
     units: list[tuple[Any, str, str]] = []  # (meta, article label, text)
-    for meta in app.s.store.list_documents():
+    for meta in services.store.list_documents():
         texts: dict[tuple[str, int], list[str]] = defaultdict(list)
-        for chunk in app.s.store.document_chunks(meta.doc_id):
+        for chunk in services.store.document_chunks(meta.doc_id):
             texts[(chunk.article, chunk.ordinal)].append(chunk.search_text)
         units.extend((meta, label, "\n".join(parts)) for (label, _), parts in texts.items())
-    documents = len(app.s.store.list_documents())
+    documents = len(services.store.list_documents())
     print(f"{len(units)} articles in {documents} documents; {len(answerable)} answerable questions")
 
     methods: dict[str, Any] = {}
@@ -103,7 +104,7 @@ def main() -> None:
 
         methods[name] = run
 
-    base = app.s.retriever
+    base = services.retriever
     # the legs and the fusion alone: no key-term coverage ranking, no place scope, no national preference (the
     # full path adds all three; the rows below add them one at a time)
     scoped = replace(base.config, national_preference=1.0)
@@ -137,10 +138,12 @@ def main() -> None:
         methods[name] = run_ours
 
     def run_full(q: dict[str, Any]) -> list[tuple[str, str]]:
-        body = app.query({"question": q["question"], "filters": q.get("filters") or {}, "top_k": 3 * args.k})
+        body = endpoints.query(
+            services, {"question": q["question"], "filters": q.get("filters") or {}, "top_k": 3 * args.k}
+        )
         return unique_articles(body["candidates"])
 
-    methods[f"ours: full query path (rerank: {app.health()['rerank']})"] = run_full
+    methods[f"ours: full query path (rerank: {endpoints.health(services)['rerank']})"] = run_full
 
     rows = []
     for name, run in methods.items():

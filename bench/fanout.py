@@ -17,21 +17,23 @@ import time
 from pathlib import Path
 
 from _common import DEFAULT_CORPUS, DEFAULT_EVAL, pct
-from regrag.cli import _storage_event, discover
+from regrag import handlers
+from regrag.api import endpoints
+from regrag.cli.ingest import discover
 from regrag.config import Settings
 from regrag.pipeline.ingest import SIDECAR_SUFFIX
-from regrag.wiring import build_app
+from regrag.wiring import build_services
 
 PROVINCE_ORDER = ("national", "sd", "gd", "sh", "zj", "bj", "ha", "cq")
 
 
-def build(app, corpus: Path) -> None:  # type: ignore[no-untyped-def]
+def build(services, corpus: Path) -> None:  # type: ignore[no-untyped-def]
     for up in discover([str(corpus)], None):
         sidecar = dict(up.sidecar or {})
         sidecar["corpus"] = sidecar.get("province", "national")
-        app.s.blobs.write(up.name + SIDECAR_SUFFIX, json.dumps(sidecar, ensure_ascii=False).encode())
-        info = app.s.blobs.write(up.name, up.path.read_bytes())
-        app.ingest_event(_storage_event(up.name, info.generation))
+        services.blobs.write(up.name + SIDECAR_SUFFIX, json.dumps(sidecar, ensure_ascii=False).encode())
+        services.blobs.write(up.name, up.path.read_bytes())
+        handlers.ingest_name(services, up.name)
 
 
 def main() -> None:
@@ -54,16 +56,16 @@ def main() -> None:
         overrides["query_cache_size"] = 0
     if args.vector_cache:
         overrides["vector_cache"] = args.vector_cache
-    app = build_app(Settings.from_env({"LOG_LEVEL": "WARNING"}, **overrides))
+    services = build_services(Settings.from_env({"LOG_LEVEL": "WARNING"}, **overrides))
     if args.build:
-        build(app, args.corpus)
-    names = [c["corpus"] for c in app.corpora()["corpora"]]
+        build(services, args.corpus)
+    names = [c["corpus"] for c in endpoints.corpora(services)["corpora"]]
     ordered = [p for p in PROVINCE_ORDER if p in names] + [n for n in names if n not in PROVINCE_ORDER]
     if len(ordered) < 5:
         raise SystemExit(f"need at least 5 corpora, the index has {ordered}")
     sizes = {n: ordered[:n] for n in (1, 3, 5)}
     print(
-        f"index: {app.s.store.stats()['chunks']} chunks in {len(names)} corpora; 1 → {sizes[1]}, 3 → {sizes[3]}, "
+        f"index: {services.store.stats()['chunks']} chunks in {len(names)} corpora; 1 → {sizes[1]}, 3 → {sizes[3]}, "
         f"5 → {sizes[5]}"
     )
     questions = [json.loads(x)["question"] for x in args.questions.read_text(encoding="utf-8").splitlines() if x]
@@ -72,7 +74,7 @@ def main() -> None:
         for question in questions:
             for n, corpora in sizes.items():
                 t = time.perf_counter()
-                body = app.query({"question": question, "corpora": corpora})
+                body = endpoints.query(services, {"question": question, "corpora": corpora})
                 elapsed = (time.perf_counter() - t) * 1000
                 assert all(s["status"] == "ok" for s in body["corpus_stats"]), body["corpus_stats"]
                 if round_no:

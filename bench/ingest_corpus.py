@@ -16,11 +16,12 @@ import time
 from pathlib import Path
 
 from _common import DEFAULT_CORPUS, peak_rss_mb
-from regrag.cli import _storage_event, discover
+from regrag import handlers
+from regrag.cli.ingest import discover
 from regrag.config import Settings
 from regrag.pipeline.ingest import SIDECAR_SUFFIX
 from regrag.text.chunking import KIND_ARTICLE
-from regrag.wiring import build_app
+from regrag.wiring import build_services
 
 
 def main() -> None:
@@ -35,7 +36,7 @@ def main() -> None:
     overrides = {"data_dir": data, "embedder": args.embedder}
     if args.vector_cache:
         overrides["vector_cache"] = args.vector_cache
-    app = build_app(Settings.from_env({"LOG_LEVEL": "WARNING"}, **overrides))
+    services = build_services(Settings.from_env({"LOG_LEVEL": "WARNING"}, **overrides))
     uploads = list(discover([str(args.corpus)], None))
     manifest = {u.sidecar["doc_id"]: u.sidecar for u in uploads if u.sidecar}
     expected = {}
@@ -48,29 +49,27 @@ def main() -> None:
     failed = 0
     for up in uploads:
         if up.sidecar:
-            app.s.blobs.write(up.name + SIDECAR_SUFFIX, json.dumps(up.sidecar, ensure_ascii=False).encode())
-        info = app.s.blobs.write(up.name, up.path.read_bytes())
-        if app.ingest_event(_storage_event(up.name, info.generation)) is None:
+            services.blobs.write(up.name + SIDECAR_SUFFIX, json.dumps(up.sidecar, ensure_ascii=False).encode())
+        services.blobs.write(up.name, up.path.read_bytes())
+        if handlers.ingest_name(services, up.name) is None:
             failed += 1
     wall = time.perf_counter() - started
 
-    stats = app.s.store.stats()
+    stats = services.store.stats()
     diffs = []
     for doc_id, want in expected.items():
-        chunks = app.s.store.document_chunks(doc_id)
+        chunks = services.store.document_chunks(doc_id)
         got = len({(c.article, c.ordinal) for c in chunks if c.kind == KIND_ARTICLE})
         if got != want:
             diffs.append((doc_id, want, got))
-    cache = getattr(app.s.embedder, "cache", None)
+    vectors = services.caches["document_vectors"]()
     print(f"corpus            {args.corpus} ({len(manifest)} documents)")
-    print(f"embedder          {app.s.embedder.model_id}")
-    print(
-        f"documents         {stats['documents']} ingested, {failed} failed, {len(app.s.bus.dead_letters)} dead letters"
-    )
+    print(f"embedder          {services.embedder.model_id}")
+    dead = len(services.bus.dead_letters) if services.bus is not None else 0
+    print(f"documents         {stats['documents']} ingested, {failed} failed, {dead} dead letters")
     print(f"chunks            {stats['chunks']}")
     print(f"wall time         {wall:.1f} s  ({len(uploads) / wall:.1f} docs/s, {stats['chunks'] / wall:.0f} chunks/s)")
-    if cache is not None:
-        print(f"vector cache      {cache.hits} hits, {cache.misses} misses")
+    print(f"vector cache      {vectors['hits']} hits, {vectors['misses']} misses")
     print(f"peak RSS          {peak_rss_mb():.0f} MB")
     print(f"article chunks vs manifest: {len(expected) - len(diffs)}/{len(expected)} documents equal")
     for doc_id, want, got in diffs:

@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from _common import DEFAULT_EVAL, peak_rss_mb, summary
+from regrag.api import endpoints
 from regrag.config import Settings
-from regrag.wiring import build_app
+from regrag.wiring import build_services
 
 
 def main() -> None:
@@ -37,13 +38,13 @@ def main() -> None:
         embedder=args.embedder,
         **({} if args.cached else {"query_cache_size": 0}),
     )
-    app = build_app(settings)
+    services = build_services(settings)
     rng = np.random.default_rng(0)
     unit_matrix = rng.standard_normal((26636, 384), dtype=np.float32)
     unit_vector = rng.standard_normal(384, dtype=np.float32)
     questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
-    stats = app.s.store.stats()
-    print(f"index: {stats['documents']} documents, {stats['chunks']} chunks, {app.s.embedder.model_id}")
+    stats = services.store.stats()
+    print(f"index: {stats['documents']} documents, {stats['chunks']} chunks, {services.embedder.model_id}")
 
     totals: list[float] = []
     baseline: list[float] = []
@@ -52,7 +53,7 @@ def main() -> None:
         for q in questions:
             body = {"question": q["question"], "filters": q.get("filters") or {}}
             t = time.perf_counter()
-            response = app.query(body)
+            response = endpoints.query(services, body)
             total = (time.perf_counter() - t) * 1000
             t = time.perf_counter()
             unit_matrix @ unit_vector

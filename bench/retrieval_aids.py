@@ -26,25 +26,25 @@ import time
 from pathlib import Path
 
 from _common import DEFAULT_EVAL
-from regrag.api import call
+from regrag.api.routes import call
 from regrag.config import Settings
 from regrag.evaluation import load_questions
-from regrag.wiring import build_app
+from regrag.wiring import build_services
 
 
 def cmd_subset(args: argparse.Namespace) -> int:
-    app = build_app(Settings.from_env(os.environ))
+    services = build_services(Settings.from_env(os.environ))
     top: set[str] = set()
     for q in load_questions(args.questions):
         status, body = call(
-            app.query, {"question": q["question"], "filters": q.get("filters") or {}, "top_k": args.top}
+            services.query, {"question": q["question"], "filters": q.get("filters") or {}, "top_k": args.top}
         )
         if status == 200:
             top.update(c["doc_id"] for c in body["candidates"])
-    every = sorted(m.doc_id for m in app.s.store.list_documents())
+    every = sorted(m.doc_id for m in services.store.list_documents())
     sampled = set(random.Random(args.seed).sample(every, round(args.random_fraction * len(every))))
     chosen = sorted(top | sampled)
-    chunks = sum(len(app.s.store.document_chunks(d)) for d in chosen)
+    chunks = sum(len(services.store.document_chunks(d)) for d in chosen)
     summary = {
         "questions": str(args.questions),
         "top": args.top,
@@ -59,24 +59,24 @@ def cmd_subset(args: argparse.Namespace) -> int:
     }
     Path(args.out).write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
     print(json.dumps({k: v for k, v in summary.items() if k != "doc_ids"}, ensure_ascii=False))
-    app.s.close()
+    services.close()
     return 0
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    app = build_app(Settings.from_env(os.environ))
-    indexer = app.s.questions_indexer
+    services = build_services(Settings.from_env(os.environ))
+    indexer = services.questions_indexer
     if indexer is None:
         print("set REGRAG_QUESTIONS_INDEX=true (and REGRAG_GENERATOR)", file=sys.stderr)
         return 2
     if args.all:
-        doc_ids = sorted(m.doc_id for m in app.s.store.list_documents())
+        doc_ids = sorted(m.doc_id for m in services.store.list_documents())
     else:
         doc_ids = json.loads(Path(args.doc_ids).read_text(encoding="utf-8"))["doc_ids"]
     started = time.perf_counter()
     totals = {"documents": 0, "chunks": 0, "questions": 0, "failed": 0}
     for n, doc_id in enumerate(doc_ids, 1):
-        report = indexer.index_chunks(app.s.store.document_chunks(doc_id))
+        report = indexer.index_chunks(services.store.document_chunks(doc_id))
         totals["documents"] += 1
         totals["chunks"] += report.indexed
         totals["questions"] += report.questions
@@ -90,7 +90,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
     totals["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(totals))
-    app.s.close()
+    services.close()
     return 0
 
 

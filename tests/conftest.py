@@ -7,13 +7,16 @@ import os
 import shutil
 import time
 from collections.abc import Collection, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from regrag import handlers
 from regrag.config import Settings
-from regrag.wiring import build_app, reset_app
+from regrag.services import Services
+from regrag.wiring import build_services, reset_services
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "shared" / "sample_corpus"
@@ -32,14 +35,14 @@ def sample_text(doc_id: str) -> str:
 
 @pytest.fixture(autouse=True)
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """No test sees the developer's REGRAG_* settings, keys or data dir; the process-wide app is rebuilt."""
+    """No test sees the developer's REGRAG_* settings, keys or data dir; the process-wide services are rebuilt."""
     for key in list(os.environ):
         if key.startswith(("REGRAG_", "GEMINI_", "GOOGLE_API_KEY", "RERANK", "STORAGE_EMULATOR", "PUBSUB_EMULATOR")):
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("REGRAG_DATA_DIR", str(tmp_path / "data"))
-    reset_app()
+    reset_services()
     yield
-    reset_app()
+    reset_services()
 
 
 class SlowOrBrokenIndex:
@@ -66,17 +69,9 @@ class SlowOrBrokenIndex:
         return getattr(self.inner, name)
 
 
-def with_vectors(app: Any, vectors: Any) -> Any:
-    """The same app with another VectorIndex in its retriever (for SlowOrBrokenIndex)."""
-    from dataclasses import replace
-
-    from regrag.app import Regrag
-
-    old = app.s.retriever
-    retriever = type(old)(
-        embedder=old.embedder, vectors=vectors, lexical=old.lexical, store=old.store, config=old.config
-    )
-    return Regrag(replace(app.s, vectors=vectors, retriever=retriever))
+def with_vectors(services: Services, vectors: Any) -> Services:
+    """The same services with another VectorIndex in its retriever (for SlowOrBrokenIndex)."""
+    return replace(services, vectors=vectors, retriever=replace(services.retriever, vectors=vectors))
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
@@ -86,19 +81,19 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
 
 
 @pytest.fixture
-def hash_app(tmp_path: Path) -> Iterator[Any]:
-    """An app on the local adapters with the hashing embedder (instant, no semantics)."""
-    app = build_app(make_settings(tmp_path))
-    yield app
-    app.s.close()
+def hash_services(tmp_path: Path) -> Iterator[Services]:
+    """Services on the local adapters with the hashing embedder (instant, no semantics)."""
+    services = build_services(make_settings(tmp_path))
+    yield services
+    services.close()
 
 
-def upload(app: Any, src: Path, name: str, sidecar: dict[str, Any] | None = None) -> Any:
+def upload(services: Services, src: Path, name: str, sidecar: dict[str, Any] | None = None) -> Any:
     """Put a file (and its sidecar) in the local bucket and raise the finalize event, as GCS would."""
     if sidecar is not None:
-        app.s.blobs.write(name + ".meta.json", json.dumps(sidecar, ensure_ascii=False).encode("utf-8"))
-    info = app.s.blobs.write(name, src.read_bytes() if isinstance(src, Path) else src)
-    return app.ingest_event(storage_event(name, info.generation))
+        services.blobs.write(name + ".meta.json", json.dumps(sidecar, ensure_ascii=False).encode("utf-8"))
+    info = services.blobs.write(name, src.read_bytes() if isinstance(src, Path) else src)
+    return handlers.ingest_event(services, storage_event(name, info.generation))
 
 
 def storage_event(name: str, generation: int, kind: str = "finalized", bucket: str = "local") -> dict[str, Any]:
@@ -111,11 +106,11 @@ def storage_event(name: str, generation: int, kind: str = "finalized", bucket: s
     }
 
 
-def ingest_sample(app: Any, doc_ids: list[str] | None = None) -> None:
+def ingest_sample(services: Services, doc_ids: list[str] | None = None) -> None:
     manifest = sample_manifest()
     for doc_id in doc_ids or list(manifest):
         record = {k: v for k, v in manifest[doc_id].items() if k not in ("file", "chars", "articles")}
-        result = upload(app, SAMPLE / manifest[doc_id]["file"], manifest[doc_id]["file"], record)
+        result = upload(services, SAMPLE / manifest[doc_id]["file"], manifest[doc_id]["file"], record)
         assert result is not None and result.status == "chunked", (doc_id, result)
 
 
@@ -129,22 +124,33 @@ def e5_sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = tmp_path_factory.mktemp("e5-sample")
     cache = os.environ.get("RG_TEST_VECTOR_CACHE") or str(data / "vector-cache.sqlite")
     settings = Settings.from_env({}, data_dir=data, embedder="e5", vector_cache=Path(cache))
-    app = build_app(settings)
+    services = build_services(settings)
     try:
-        ingest_sample(app)
-        assert not app.s.bus.dead_letters
+        ingest_sample(services)
+        assert not services.bus.dead_letters
     finally:
-        app.s.close()
+        services.close()
     return data
 
 
 @pytest.fixture
-def e5_app(e5_sample_dir: Path, tmp_path: Path) -> Iterator[Any]:
-    """The sample corpus app with e5, on a private copy of the session's data dir (tests may mutate it)."""
+def e5_services(e5_sample_dir: Path, tmp_path: Path) -> Iterator[Services]:
+    """Services on the sample corpus with e5, on a private copy of the session's data dir (tests may mutate it)."""
     data = tmp_path / "e5"
     shutil.copytree(e5_sample_dir, data)
     cache = os.environ.get("RG_TEST_VECTOR_CACHE")
     settings = Settings.from_env({}, data_dir=data, embedder="e5", **({"vector_cache": Path(cache)} if cache else {}))
-    app = build_app(settings)
-    yield app
-    app.s.close()
+    services = build_services(settings)
+    yield services
+    services.close()
+
+
+def admin_call(services: Services, method: str, path: str, authorization: str | None, body: Any = None) -> Any:
+    """An admin route through the HTTP routes (credentials travel in headers): (status, JSON body)."""
+    from werkzeug.test import Client
+
+    from regrag.api.server import wsgi_app
+
+    headers = {"Authorization": authorization} if authorization else {}
+    response = Client(wsgi_app(services)).open(path, method=method, headers=headers, json=body)
+    return response.status_code, response.get_json()

@@ -2,9 +2,10 @@
 
 import functions_framework
 
-from regrag.wiring import get_app
+from regrag import handlers
+from regrag.wiring import get_services
 
 
 @functions_framework.cloud_event
 def embed(cloud_event):
-    get_app().embed_event(cloud_event)
+    handlers.embed_event(get_services(), cloud_event)

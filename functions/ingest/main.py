@@ -1,4 +1,6 @@
-"""ingest: Cloud Storage object finalized (or deleted) → DocumentChunked (or DocumentDeleted) on Pub/Sub.
+"""ingest: Cloud Storage object finalized → DocumentChunked on Pub/Sub.
+
+Deletes do not come here: infra/storage.tf sends the bucket's delete and archive notifications to upsert.
 
 Permanent failures (empty, binary or unsupported file, bad sidecar) are logged, recorded and acknowledged;
 transient ones raise so the platform retries.
@@ -6,9 +8,10 @@ transient ones raise so the platform retries.
 
 import functions_framework
 
-from regrag.wiring import get_app
+from regrag import handlers
+from regrag.wiring import get_services
 
 
 @functions_framework.cloud_event
 def ingest(cloud_event):
-    get_app().ingest_event(cloud_event)
+    handlers.ingest_event(get_services(), cloud_event)

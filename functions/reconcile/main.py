@@ -2,10 +2,10 @@
 
 import functions_framework
 
-from regrag.api import flask_handle
-from regrag.wiring import get_app
+from regrag.api.routes import dispatch_one
+from regrag.wiring import get_services
 
 
 @functions_framework.http
 def reconcile(request):
-    return flask_handle(get_app().reconcile, request)
+    return dispatch_one(get_services(), request, "reconcile")

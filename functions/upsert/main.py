@@ -1,10 +1,12 @@
-"""upsert: Pub/Sub ChunksEmbedded → index datapoints with restricts; DocumentDeleted → removal."""
+"""upsert: Pub/Sub ChunksEmbedded → index datapoints with restricts; DocumentDeleted, or the bucket's own
+delete notification → removal."""
 
 import functions_framework
 
-from regrag.wiring import get_app
+from regrag import handlers
+from regrag.wiring import get_services
 
 
 @functions_framework.cloud_event
 def upsert(cloud_event):
-    get_app().upsert_event(cloud_event)
+    handlers.upsert_event(get_services(), cloud_event)

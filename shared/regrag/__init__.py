@@ -10,11 +10,12 @@ __version__ = "0.1.0"
 def retrieve_relevant_chunks(
     query_text: str, top_k: int = 12, filters: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
-    """Hybrid retrieval alone, on the process-wide app built from the environment (REGRAG_* settings).
+    """Hybrid retrieval alone, on the process-wide services built from the environment (REGRAG_* settings).
 
     Returns [{id, chunk_text, source_document_name, score, metadata}], best first; metadata carries doc_id,
     article, corpus, heading path, dates and the other document fields. Filters as in POST /query.
     """
-    from regrag.wiring import get_app
+    from regrag.pipeline.query import retrieve_relevant_chunks as retrieve
+    from regrag.wiring import get_services
 
-    return get_app().retrieve(query_text, top_k, filters)  # type: ignore[no-any-return]
+    return retrieve(get_services().retriever, query_text, top_k, filters)

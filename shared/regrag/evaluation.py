@@ -12,11 +12,14 @@ import json
 import math
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from regrag.api import call
+from regrag.api import endpoints
+from regrag.api.routes import call
+from regrag.services import Services
 
 
 def load_questions(path: str | Path) -> list[dict[str, Any]]:
@@ -83,24 +86,18 @@ def _pct(values: Sequence[float], p: float) -> float:
 MODES = ("full", "hybrid", "dense", "lexical")
 
 
-def _retrieval_only(app: Any, mode: str) -> Any:
+def _retrieval_only(services: Services, mode: str) -> Callable[[Services, dict[str, Any]], dict[str, Any]]:
     """A query function that returns only retrieval candidates, for one leg or the fused pair (no rerank)."""
-    from dataclasses import replace
-
     from regrag.pipeline.filters import parse_filters
-    from regrag.pipeline.retrieve import Retriever
 
-    base = app.s.retriever
-    config = base.config
+    config = services.retriever.config
     if mode == "dense":
         config = replace(config, lexical_weight=0.0)
     elif mode == "lexical":
         config = replace(config, dense_weight=0.0)
-    retriever = Retriever(
-        embedder=base.embedder, vectors=base.vectors, lexical=base.lexical, store=base.store, config=config
-    )
+    retriever = replace(services.retriever, config=config, hyde=None, questions=None)
 
-    def run(body: dict[str, Any]) -> dict[str, Any]:
+    def run(_: Services, body: dict[str, Any]) -> dict[str, Any]:
         result = retriever.retrieve(body["question"], parse_filters(body.get("filters")), body.get("top_k"))
         found = result.candidates
         if mode == "dense":
@@ -118,7 +115,7 @@ def _retrieval_only(app: Any, mode: str) -> Any:
 
 
 def evaluate(
-    app: Any, questions: Sequence[dict[str, Any]], k: int = 10, top_k: int | None = None, mode: str = "full"
+    services: Services, questions: Sequence[dict[str, Any]], k: int = 10, top_k: int | None = None, mode: str = "full"
 ) -> dict[str, Any]:
     """Run every question through the query path (or one retrieval mode) and score it.
 
@@ -127,7 +124,7 @@ def evaluate(
     """
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; one of {MODES}")
-    run = app.query if mode == "full" else _retrieval_only(app, mode)
+    run = endpoints.query if mode == "full" else _retrieval_only(services, mode)
     rows: list[dict[str, Any]] = []
     timings: dict[str, list[float]] = {}
     spans_total = spans_verbatim = 0
@@ -136,7 +133,7 @@ def evaluate(
     started = time.perf_counter()
     for q in questions:
         body = {"question": q["question"], "filters": q.get("filters") or {}, "top_k": top_k or max(20, 2 * k)}
-        status, resp = call(run, body)
+        status, resp = call(run, services, body)
         if status != 200:
             rows.append({"id": q.get("id"), "error": resp})
             continue
@@ -161,7 +158,7 @@ def evaluate(
             spans_total += 1
             cite = bullet["citation"]
             if cite["doc_id"] not in texts:
-                texts[cite["doc_id"]] = app.s.store.get_document(cite["doc_id"])
+                texts[cite["doc_id"]] = services.store.get_document(cite["doc_id"])
             found = texts[cite["doc_id"]]
             if found and bullet["span"] in found[1]:
                 spans_verbatim += 1
@@ -202,7 +199,7 @@ def evaluate(
             "ndcg@10": round(_mean([r["ndcg@10"] for r in subset]), 4),
             f"recall@{k}": round(_mean([r[f"recall@{k}"] for r in subset]), 4),
         }
-    context = app.context() if hasattr(app, "context") else {}
+    context = endpoints.context(services)
     return {
         "mode": mode,
         "context": context,

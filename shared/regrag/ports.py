@@ -53,6 +53,9 @@ class BlobStore(Protocol):
     def list(self, prefix: str = "") -> list[BlobInfo]: ...
 
 
+Handler = Callable[[dict[str, Any], dict[str, str]], Any]
+
+
 @runtime_checkable
 class Publisher(Protocol):
     """Sends stage messages to a topic (Pub/Sub, or the in-process bus)."""
@@ -60,6 +63,15 @@ class Publisher(Protocol):
     def publish(self, topic: str, payload: dict[str, Any], attributes: dict[str, str] | None = None) -> str:
         """Publish one JSON message; return its message id."""
         ...
+
+
+class MessageBus(Publisher, Protocol):
+    """A Publisher that also delivers to handlers in this process (local mode's stand-in for Pub/Sub push
+    subscriptions); messages no handler could take after every retry end in `dead_letters`."""
+
+    dead_letters: list[Any]
+
+    def subscribe(self, topic: str, handler: Handler) -> None: ...
 
 
 @runtime_checkable
@@ -185,9 +197,6 @@ class FailureRecorder(Protocol):
     def record(self, stage: str, key: str, reason: str, detail: dict[str, Any]) -> None: ...
 
     def list(self, stage: str | None = None) -> list[dict[str, Any]]: ...
-
-
-Handler = Callable[[dict[str, Any], dict[str, str]], None]
 
 
 @runtime_checkable

@@ -18,7 +18,7 @@ from regrag.domain.generation import GenerationRejected
 from regrag.domain.models import Candidate, Chunk, DocumentMeta
 from regrag.pipeline.rerank import LlmReranker, RetrievalOrderReranker, rerank_candidates
 from regrag.prompts import load_prompt
-from regrag.wiring import build_reranker
+from regrag.wiring.models import build_reranker
 
 KEY = "test-gemini-key"
 MODEL = "gemini-2.5-flash"

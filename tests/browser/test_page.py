@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from regrag.app import Regrag
-from regrag.server import create_server_app
-from regrag.wiring import build_app
+from regrag.api import endpoints
+from regrag.api.server import wsgi_app
+from regrag.services import Services
+from regrag.wiring import build_services
 
 from conftest import SlowOrBrokenIndex, ingest_sample, make_settings, with_vectors
 
@@ -45,23 +46,23 @@ def missing_prerequisite() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Regrag]:
+def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
     # A short per-corpus timeout keeps the slow corpus's wait (and so the whole scenario) brief.
-    base = build_app(make_settings(tmp_path_factory.mktemp("page"), corpus_timeout_s=0.5))
+    base = build_services(make_settings(tmp_path_factory.mktemp("page"), corpus_timeout_s=0.5))
     ingest_sample(base, DOCS)
-    yield with_vectors(base, SlowOrBrokenIndex(base.s.vectors, {SLOW}, {BROKEN}, delay_s=1.0))
-    base.s.close()
+    yield with_vectors(base, SlowOrBrokenIndex(base.vectors, {SLOW}, {BROKEN}, delay_s=1.0))
+    base.close()
 
 
 @pytest.fixture(scope="module")
-def run(app: Regrag) -> Iterator[dict[str, Any]]:
-    """Serves `app` on a free port and runs drive.mjs once; its JSON observations."""
+def run(services: Services) -> Iterator[dict[str, Any]]:
+    """Serves `services` on a free port and runs drive.mjs once; its JSON observations."""
     reason = missing_prerequisite()
     if reason:
         pytest.skip(f"BROWSER TESTS SKIPPED: {reason}; run `bash tests/browser/install.sh` (as root)")
     from werkzeug.serving import make_server
 
-    server = make_server("127.0.0.1", 0, create_server_app(app), threaded=True)
+    server = make_server("127.0.0.1", 0, wsgi_app(services), threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -169,9 +170,9 @@ def test_chinese_renders_with_a_cjk_font(run: dict[str, Any]) -> None:
         assert len(hashes) == len(glyphs) and tofu["hash"] not in hashes, "Chinese glyphs look alike: tofu?"
 
 
-def test_citation_opens_the_article_in_its_document(run: dict[str, Any], app: Regrag) -> None:
+def test_citation_opens_the_article_in_its_document(run: dict[str, Any], services: Services) -> None:
     a = step(run, "article")
-    doc = app.document("nat-reg-0088")
+    doc = endpoints.document(services, "nat-reg-0088")
     cited = [x for x in doc["anchors"] if x["article"] == "第二十八条"]
     assert a["panel_title"] == "《电力供应与使用条例》"
     assert a["breadcrumb"] == ["《电力供应与使用条例》", *cited[0]["heading_path"], "第二十八条"]

@@ -8,10 +8,11 @@ from importlib import resources
 from typing import Any
 
 import pytest
+from werkzeug.test import Client
 
+from regrag.api.server import wsgi_app
 from regrag.pipeline.compose import ASSET_NAMES
 from regrag.pipeline.filters import ASSETS, DOC_CLASSES, LEVELS, PROVINCE_CODES
-from regrag.server import create_server_app
 from regrag.text.metadata import PROVINCE_NAMES
 
 WEB = resources.files("regrag.web")
@@ -22,8 +23,8 @@ def web_text(name: str) -> str:
 
 
 @pytest.fixture
-def client(hash_app: Any) -> Any:
-    return create_server_app(hash_app).test_client()
+def client(hash_services: Any) -> Any:
+    return Client(wsgi_app(hash_services))
 
 
 def test_page_is_utf8_chinese_html_with_a_strict_policy(client: Any) -> None:

@@ -7,28 +7,29 @@ import time
 
 import pytest
 
-from regrag.api import call
+from regrag.api import endpoints
+from regrag.api.routes import call
 
 from conftest import SAMPLE, SlowOrBrokenIndex, ingest_sample, sample_manifest, upload, with_vectors
 
 
 @pytest.fixture
-def app(hash_app):
-    ingest_sample(hash_app, ["nat-reg-0088", "nat-law-0069", "sh-0001", "ha-0001", "zj-0004"])
-    return hash_app
+def services(hash_services):
+    ingest_sample(hash_services, ["nat-reg-0088", "nat-law-0069", "sh-0001", "ha-0001", "zj-0004"])
+    return hash_services
 
 
 QUESTION = "供电企业因计划检修需要停电，应当提前几天通知用户？"
 
 
-def test_corpora_are_listed_with_counts(app):
-    rows = {r["corpus"]: r for r in app.corpora()["corpora"]}
+def test_corpora_are_listed_with_counts(services):
+    rows = {r["corpus"]: r for r in endpoints.corpora(services)["corpora"]}
     assert set(rows) == {"national", "shanghai", "henan", "zhejiang"}
     assert rows["national"]["documents"] == 2 and rows["shanghai"]["chunks"] == 43
 
 
-def test_fan_out_reports_every_corpus_and_names_corpora(app):
-    status, body = call(app.query, {"question": QUESTION, "corpora": ["national", "shanghai", "henan"]})
+def test_fan_out_reports_every_corpus_and_names_corpora(services):
+    status, body = call(endpoints.query, services, {"question": QUESTION, "corpora": ["national", "shanghai", "henan"]})
     assert status == 200
     stats = {s["corpus"]: s for s in body["corpus_stats"]}
     assert set(stats) == {"national", "shanghai", "henan"}
@@ -37,14 +38,14 @@ def test_fan_out_reports_every_corpus_and_names_corpora(app):
     assert all(c["corpora"] for c in body["candidates"])
     assert all(b["citation"]["corpus"] in stats for b in body["bullets"])
     # default: all corpora
-    status, body = call(app.query, {"question": QUESTION})
+    status, body = call(endpoints.query, services, {"question": QUESTION})
     assert {s["corpus"] for s in body["corpus_stats"]} == {"national", "shanghai", "henan", "zhejiang"}
 
 
-def test_merge_is_by_rank_not_raw_scores(app):
+def test_merge_is_by_rank_not_raw_scores(services):
     # the province filter turns off the national preference, which would tilt the shares it checks
     request = {"question": QUESTION, "corpora": ["national", "shanghai"], "filters": {"province": ["national", "sh"]}}
-    _status, body = call(app.query, {**request, "top_k": 6})
+    _status, body = call(endpoints.query, services, {**request, "top_k": 6})
     firsts = {}
     for c in body["candidates"]:
         firsts.setdefault(c["corpus"], c)
@@ -53,17 +54,21 @@ def test_merge_is_by_rank_not_raw_scores(app):
     assert abs(firsts["national"]["score"] - firsts["shanghai"]["score"]) < 1e-9
 
 
-def test_corpus_weights_tilt_the_merge(app):
+def test_corpus_weights_tilt_the_merge(services):
     body = call(
-        app.query, {"question": QUESTION, "corpora": ["national", "shanghai"], "corpus_weights": {"shanghai": 3.0}}
+        endpoints.query,
+        services,
+        {"question": QUESTION, "corpora": ["national", "shanghai"], "corpus_weights": {"shanghai": 3.0}},
     )[1]
     assert body["candidates"][0]["corpus"] == "shanghai"
 
 
-def test_slow_corpus_times_out_without_failing_the_request(app):
-    slow = with_vectors(app, SlowOrBrokenIndex(app.s.vectors, slow={"henan"}, delay_s=1.5))
+def test_slow_corpus_times_out_without_failing_the_request(services):
+    slow = with_vectors(services, SlowOrBrokenIndex(services.vectors, slow={"henan"}, delay_s=1.5))
     started = time.perf_counter()
-    status, body = call(slow.query, {"question": QUESTION, "corpora": ["national", "henan"], "corpus_timeout_s": 0.3})
+    status, body = call(
+        endpoints.query, slow, {"question": QUESTION, "corpora": ["national", "henan"], "corpus_timeout_s": 0.3}
+    )
     elapsed = time.perf_counter() - started
     assert status == 200 and elapsed < 1.2
     stats = {s["corpus"]: s for s in body["corpus_stats"]}
@@ -72,17 +77,17 @@ def test_slow_corpus_times_out_without_failing_the_request(app):
     assert body["candidates"] and all(c["corpus"] == "national" for c in body["candidates"])
 
 
-def test_broken_corpus_is_an_error_entry(app):
-    broken = with_vectors(app, SlowOrBrokenIndex(app.s.vectors, broken={"shanghai"}))
-    status, body = call(broken.query, {"question": QUESTION, "corpora": ["shanghai", "national"]})
+def test_broken_corpus_is_an_error_entry(services):
+    broken = with_vectors(services, SlowOrBrokenIndex(services.vectors, broken={"shanghai"}))
+    status, body = call(endpoints.query, broken, {"question": QUESTION, "corpora": ["shanghai", "national"]})
     stats = {s["corpus"]: s for s in body["corpus_stats"]}
     assert status == 200 and stats["shanghai"]["status"] == "error"
     assert "index shard unavailable" in stats["shanghai"]["error"]
 
 
-def test_no_corpus_answering_is_a_503_with_the_stats(app):
-    dead = with_vectors(app, SlowOrBrokenIndex(app.s.vectors, broken={"shanghai", "national"}))
-    status, body = call(dead.query, {"question": QUESTION, "corpora": ["shanghai", "national"]})
+def test_no_corpus_answering_is_a_503_with_the_stats(services):
+    dead = with_vectors(services, SlowOrBrokenIndex(services.vectors, broken={"shanghai", "national"}))
+    status, body = call(endpoints.query, dead, {"question": QUESTION, "corpora": ["shanghai", "national"]})
     assert status == 503
     assert {s["status"] for s in body["error"]["corpus_stats"]} == {"error"}
 
@@ -99,18 +104,20 @@ def test_no_corpus_answering_is_a_503_with_the_stats(app):
         ({"question": QUESTION, "corpus_weights": {"national": "high"}}, "corpus_weights"),
     ],
 )
-def test_validation(app, body, message):
-    status, response = call(app.query, body)
+def test_validation(services, body, message):
+    status, response = call(endpoints.query, services, body)
     assert status == 400 and message in response["error"]["message"]
 
 
-def test_duplicates_across_corpora_collapse_into_one_candidate(app):
+def test_duplicates_across_corpora_collapse_into_one_candidate(services):
     record = sample_manifest()["sh-0001"]
     sidecar = {k: v for k, v in record.items() if k not in ("file", "chars", "articles")}
     sidecar.update(doc_id="client-a-sh-0001", corpus="client-a")
-    upload(app, SAMPLE / record["file"], "corpora/client-a/sh-0001.md", sidecar)
+    upload(services, SAMPLE / record["file"], "corpora/client-a/sh-0001.md", sidecar)
     _status, body = call(
-        app.query, {"question": "计划检修 公告方式 通知停电 提前七日", "corpora": ["shanghai", "client-a"]}
+        endpoints.query,
+        services,
+        {"question": "计划检修 公告方式 通知停电 提前七日", "corpora": ["shanghai", "client-a"]},
     )
     top = body["candidates"][0]
     assert top["article"] == "第十五条" and sorted(top["corpora"]) == ["client-a", "shanghai"]
@@ -118,27 +125,27 @@ def test_duplicates_across_corpora_collapse_into_one_candidate(app):
     assert len(keys) == len(set(keys))
 
 
-def test_one_doc_id_cannot_be_claimed_by_two_objects(app):
+def test_one_doc_id_cannot_be_claimed_by_two_objects(services):
     record = sample_manifest()["sh-0001"]
     sidecar = {k: v for k, v in record.items() if k not in ("file", "chars", "articles")}
-    before = app.s.store.stats()["chunks"]
-    upload(app, SAMPLE / record["file"], "elsewhere/sh-0001-copy.md", sidecar)
-    failures = app.s.failures.list("upsert")
+    before = services.store.stats()["chunks"]
+    upload(services, SAMPLE / record["file"], "elsewhere/sh-0001-copy.md", sidecar)
+    failures = services.failures.list("upsert")
     assert failures and "already used by" in failures[-1]["error"]
-    assert app.s.store.stats()["chunks"] == before
-    assert app.s.store.get_document("sh-0001")[0].source_name == "docs/sh-0001.md"
+    assert services.store.stats()["chunks"] == before
+    assert services.store.get_document("sh-0001")[0].source_name == "docs/sh-0001.md"
 
 
-def test_documents_and_versions_endpoints(hash_app):
-    ingest_sample(hash_app, ["nat-law-0076", "nat-law-0077"])
-    doc = hash_app.document("nat-law-0077")
+def test_documents_and_versions_endpoints(hash_services):
+    ingest_sample(hash_services, ["nat-law-0076", "nat-law-0077"])
+    doc = endpoints.document(hash_services, "nat-law-0077")
     assert doc["metadata"]["supersedes"] == "nat-law-0076" and doc["text"].startswith("# 中华人民共和国突发事件应对法")
     first = doc["anchors"][0]
     assert doc["text"][first["start"] : first["end"]].startswith(first["article"])
-    chain = hash_app.versions("nat-law-0077")["versions"]
+    chain = endpoints.versions(hash_services, "nat-law-0077")["versions"]
     assert [v["doc_id"] for v in chain] == ["nat-law-0076", "nat-law-0077"]
     assert chain[0]["effective_to"] == chain[1]["effective_from"] == "2024-06-28"
-    assert hash_app.versions("nat-law-0076")["versions"] == chain
-    status, _body = call(hash_app.document, "nope")
+    assert endpoints.versions(hash_services, "nat-law-0076")["versions"] == chain
+    status, _body = call(endpoints.document, hash_services, "nope")
     assert status == 404
     json.dumps(doc, ensure_ascii=False)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from regrag.api import call
+from regrag.api import endpoints
+from regrag.api.routes import call
+from regrag.pipeline.query import retrieve_relevant_chunks
 
 pytestmark = pytest.mark.slow
 
@@ -39,14 +41,14 @@ QUESTIONS = [
 
 
 @pytest.mark.parametrize(("question", "filters", "gold"), QUESTIONS, ids=[f"q{i}" for i in range(len(QUESTIONS))])
-def test_the_right_article_is_cited_and_every_quote_is_verbatim(e5_app, question, filters, gold):
-    status, body = call(e5_app.query, {"question": question, "filters": filters})
+def test_the_right_article_is_cited_and_every_quote_is_verbatim(e5_services, question, filters, gold):
+    status, body = call(endpoints.query, e5_services, {"question": question, "filters": filters})
     assert status == 200, body
     assert not body["abstained"], body["answer_zh"]
     cited = {(b["citation"]["doc_id"], b["citation"]["article"]) for b in body["bullets"]}
     assert cited & gold, (cited, [(c["doc_id"], c["article"]) for c in body["candidates"][:5]])
     for bullet in body["bullets"]:
-        stored = e5_app.s.store.get_document(bullet["citation"]["doc_id"])[1]
+        stored = e5_services.store.get_document(bullet["citation"]["doc_id"])[1]
         assert bullet["span"] in stored
         assert bullet["text"] == f" • {bullet['span']}{bullet['citation']['marker']}"
         assert bullet["text"] in body["answer_zh"]
@@ -62,29 +64,31 @@ def test_the_right_article_is_cited_and_every_quote_is_verbatim(e5_app, question
                 assert meta[key] in ([values] if isinstance(values, str) else values)
 
 
-def test_retrieve_relevant_chunks_shape(e5_app):
-    rows = e5_app.retrieve("可再生能源发电企业并网", top_k=5, filters={"province": "national"})
+def test_retrieve_relevant_chunks_shape(e5_services):
+    rows = retrieve_relevant_chunks(
+        e5_services.retriever, "可再生能源发电企业并网", top_k=5, filters={"province": "national"}
+    )
     assert len(rows) == 5
     assert set(rows[0]) == {"id", "chunk_text", "source_document_name", "score", "metadata"}
     assert rows[0]["score"] >= rows[-1]["score"]
     assert all(r["metadata"]["province"] == "national" for r in rows)
 
 
-def test_a_question_the_corpus_cannot_answer_is_not_answered_with_noise(e5_app):
-    status, body = call(e5_app.query, {"question": "量子计算机芯片的出口管制清单包括哪些型号？"})
+def test_a_question_the_corpus_cannot_answer_is_not_answered_with_noise(e5_services):
+    status, body = call(endpoints.query, e5_services, {"question": "量子计算机芯片的出口管制清单包括哪些型号？"})
     assert status == 200
     assert body["abstained"] and body["bullets"] == [] and "没有" in body["answer_zh"]
 
 
-def test_a_question_naming_a_province_ranks_national_and_that_provinces_rules_first(e5_app):
+def test_a_question_naming_a_province_ranks_national_and_that_provinces_rules_first(e5_services):
     # the sample holds the 供用电条例 of 上海, 河南 and 山东 beside national rules; none applies in 江苏
     plain = "供电企业因为计划检修要停电，至少要提前几天通知用户？"
-    status, body = call(e5_app.query, {"question": plain})
+    status, body = call(endpoints.query, e5_services, {"question": plain})
     assert body["scope"] == {"provinces": [], "names": []}
     unscoped = [c["metadata"]["province"] for c in body["candidates"][:5]]
     assert set(unscoped) - {"national"}, unscoped  # without a place, local rules compete on their words
 
-    status, body = call(e5_app.query, {"question": "在江苏，" + plain})
+    status, body = call(endpoints.query, e5_services, {"question": "在江苏，" + plain})
     assert status == 200, body
     assert body["scope"] == {"provinces": ["js"], "names": ["江苏"]}
     provinces = [c["metadata"]["province"] for c in body["candidates"]]
@@ -95,11 +99,11 @@ def test_a_question_naming_a_province_ranks_national_and_that_provinces_rules_fi
     assert scores == sorted(scores, reverse=True)
 
     # naming 山东 brings 山东's own rule back beside the national ones
-    status, body = call(e5_app.query, {"question": "在山东，" + plain})
+    status, body = call(endpoints.query, e5_services, {"question": "在山东，" + plain})
     assert body["scope"]["provinces"] == ["sd"]
     top = {c["metadata"]["province"] for c in body["candidates"][:5]}
     assert top <= {"national", "sd"} and "sd" in top, top
     # an explicit province filter decides alone
-    status, body = call(e5_app.query, {"question": "在江苏，" + plain, "filters": {"province": "sh"}})
+    status, body = call(endpoints.query, e5_services, {"question": "在江苏，" + plain, "filters": {"province": "sh"}})
     assert body["scope"] == {"provinces": [], "names": []}
     assert {c["metadata"]["province"] for c in body["candidates"]} == {"sh"}

@@ -6,7 +6,8 @@ import datetime as dt
 
 import pytest
 
-from regrag.api import call
+from regrag.api import endpoints
+from regrag.api.routes import call
 from regrag.text.chunking import KIND_ARTICLE, split_structure
 from regrag.text.normalize import normalize
 
@@ -27,17 +28,13 @@ def question_for(doc_id: str) -> str:
     return f"《{MANIFEST[doc_id]['title']}》{body[:40]}"
 
 
-def test_there_are_ten_pairs():
-    assert len(PAIRS) == 10
-
-
 @pytest.mark.parametrize(("old", "new"), PAIRS, ids=[f"{o}->{n}" for o, n in PAIRS])
-def test_as_of_before_and_after_the_newer_version(e5_app, old, new):
+def test_as_of_before_and_after_the_newer_version(e5_services, old, new):
     switch = dt.date.fromisoformat(MANIFEST[new]["effective_date"])
     before = (switch - dt.timedelta(days=1)).isoformat()
     question = question_for(new)
 
-    status, body = call(e5_app.query, {"question": question, "filters": {"as_of": before}})
+    status, body = call(endpoints.query, e5_services, {"question": question, "filters": {"as_of": before}})
     assert status == 200
     doc_ids = {c["doc_id"] for c in body["candidates"]}
     assert old in doc_ids and new not in doc_ids
@@ -50,21 +47,23 @@ def test_as_of_before_and_after_the_newer_version(e5_app, old, new):
             if bullet["citation"]["doc_id"] == old:
                 assert bullet["citation"]["version_status"] == "superseded"
 
-    status, body = call(e5_app.query, {"question": question, "filters": {"as_of": switch.isoformat()}})
+    status, body = call(endpoints.query, e5_services, {"question": question, "filters": {"as_of": switch.isoformat()}})
     doc_ids = {c["doc_id"] for c in body["candidates"]}
     assert new in doc_ids and old not in doc_ids
     assert body["candidates"][0]["doc_id"] == new
 
     # include_superseded lifts the as-of filter: the version not yet in force on `before` is eligible again
-    status, body = call(e5_app.query, {"question": question, "filters": {"as_of": before, "include_superseded": True}})
+    status, body = call(
+        endpoints.query, e5_services, {"question": question, "filters": {"as_of": before, "include_superseded": True}}
+    )
     assert new in {c["doc_id"] for c in body["candidates"]}
 
 
-def test_upcoming_version_is_announced(e5_app):
+def test_upcoming_version_is_announced(e5_services):
     """A newer version promulgated but not yet in force: the current one is quoted, the answer says what comes."""
-    app = e5_app
-    old_meta, _ = app.s.store.get_document("nat-reg-0034")
-    new_meta, _ = app.s.store.get_document("nat-reg-0035")
+    services = e5_services
+    old_meta, _ = services.store.get_document("nat-reg-0034")
+    new_meta, _ = services.store.get_document("nat-reg-0035")
     switch = dt.date.fromisoformat(new_meta.effective_date)
     # Ask on the day before the switch, as if that were today: the answer quotes the old one and flags the new.
     from regrag.pipeline.compose import version_note

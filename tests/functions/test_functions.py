@@ -1,4 +1,4 @@
-"""Each functions/<name>/main.py through functions-framework's own app, as Cloud Functions would run it."""
+"""Each functions/<name>/main.py through functions-framework's own services, as Cloud Functions would run it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from functions_framework import create_app
 from regrag.domain.messages import DocumentChunked
 from regrag.pipeline.ingest import build_document
 from regrag.ports import Blob
-from regrag.wiring import get_app
+from regrag.wiring import get_services
 
 from conftest import FIXTURES, ROOT, SAMPLE, sample_manifest
 
@@ -63,7 +63,7 @@ def test_ingest_then_query_through_the_functions(env):
     )
     response = post_event(client("ingest"), fixture_event("gcs_finalized"))
     assert response.status_code == 200
-    stats = get_app().s.store.stats()
+    stats = get_services().store.stats()
     assert stats["documents"] == 1 and stats["chunks"] == 45
 
     q = client("query").post(
@@ -87,19 +87,19 @@ def test_ingest_then_query_through_the_functions(env):
 
     # A delete event for an older generation than the stored one is ignored (a newer upload replaced it) …
     stale = post_event(client("ingest"), fixture_event("gcs_deleted", generation="1"))
-    assert stale.status_code == 200 and get_app().s.store.stats()["chunks"] == 45
+    assert stale.status_code == 200 and get_services().store.stats()["chunks"] == 45
     # … the delete of the stored generation removes every chunk.
-    generation = get_app().s.store.get_document("nat-reg-0088")[0].generation
+    generation = get_services().store.get_document("nat-reg-0088")[0].generation
     deleted = post_event(client("ingest"), fixture_event("gcs_deleted", generation=str(generation)))
     assert deleted.status_code == 200
-    assert get_app().s.store.stats()["chunks"] == 0
+    assert get_services().store.stats()["chunks"] == 0
 
 
 def test_structured_mode_keeps_chinese_object_names(env):
     put_object(env, "政策/上海市供用电条例.txt", (FIXTURES / "formats" / "sh-0001.txt").read_bytes())
     event = fixture_event("gcs_finalized", name="政策/上海市供用电条例.txt")
     assert post_event(client("ingest"), event, structured=True).status_code == 200
-    docs = get_app().s.store.list_documents()
+    docs = get_services().store.list_documents()
     assert len(docs) == 1 and docs[0].title == "上海市供用电条例" and docs[0].encoding == "gb18030"
     assert docs[0].doc_id.startswith("doc-") and docs[0].province == "sh"
 
@@ -109,16 +109,16 @@ def test_bad_object_is_acknowledged_and_recorded_without_losing_anything(env):
     put_object(env, "docs/nat-reg-0088.md", (SAMPLE / record["file"]).read_bytes())
     ingest = client("ingest")
     assert post_event(ingest, fixture_event("gcs_finalized")).status_code == 200
-    before = get_app().s.store.stats()["chunks"]
+    before = get_services().store.stats()["chunks"]
     put_object(env, "docs/empty.md", b"")
     put_object(env, "docs/photo.md", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
     for name in ("docs/empty.md", "docs/photo.md", "docs/missing.md"):
         response = post_event(ingest, fixture_event("gcs_finalized", name=name))
         assert response.status_code == 200  # acknowledged: redelivery could never succeed
-    failures = get_app().s.failures.list("ingest")
+    failures = get_services().failures.list("ingest")
     assert [f["key"] for f in failures] == ["docs/empty.md", "docs/photo.md", "docs/missing.md"]
     assert "empty file" in failures[0]["error"] and "binary" in failures[1]["error"]
-    assert get_app().s.store.stats()["chunks"] == before
+    assert get_services().store.stats()["chunks"] == before
 
 
 def test_malformed_cloudevents(env):
@@ -131,7 +131,7 @@ def test_malformed_cloudevents(env):
     nameless = fixture_event("gcs_finalized")
     nameless.data.pop("name")
     assert post_event(ingest, nameless).status_code == 200
-    reasons = [f["error"] for f in get_app().s.failures.list("ingest")]
+    reasons = [f["error"] for f in get_services().failures.list("ingest")]
     assert "unexpected event type" in reasons[0] and "'name'" in reasons[1]
 
 
@@ -148,13 +148,13 @@ def test_embed_and_upsert_functions_on_pubsub_events(env):
     message = DocumentChunked(doc.meta, doc.text, doc.chunks)
     assert post_event(client("embed"), pubsub_event(message.to_json())).status_code == 200
     # in local mode the bus hands ChunksEmbedded to the upsert handler: the document is searchable now
-    assert get_app().s.store.stats()["chunks"] == len(doc.chunks)
+    assert get_services().store.stats()["chunks"] == len(doc.chunks)
     redelivered = post_event(client("embed"), pubsub_event(message.to_json()))
-    assert redelivered.status_code == 200 and get_app().s.store.stats()["chunks"] == len(doc.chunks)
+    assert redelivered.status_code == 200 and get_services().store.stats()["chunks"] == len(doc.chunks)
 
     bad = post_event(client("upsert"), pubsub_event({"kind": "ChunksEmbedded", "schema_version": 1}))
     assert bad.status_code == 200
-    assert "missing fields" in get_app().s.failures.list("upsert")[0]["error"]
+    assert "missing fields" in get_services().failures.list("upsert")[0]["error"]
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,9 @@ from functions_framework import create_app
 
 from fakes.gemini_fake import GeminiFake, Reply
 from fakes.rerank_model import prefer_last, prompt_candidates
-from regrag.wiring import get_app
+from regrag.api import endpoints
+from regrag.pipeline.query import retrieve_relevant_chunks
+from regrag.wiring import get_services
 
 from conftest import ROOT, ingest_sample
 
@@ -32,13 +34,13 @@ def env(monkeypatch, tmp_path, fake):
     monkeypatch.setenv("REGRAG_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("GEMINI_API_KEY", "function-test-key")
     monkeypatch.setenv("REGRAG_GEMINI_BASE_URL", fake.base_url)
-    ingest_sample(get_app(), ["nat-reg-0088"])
+    ingest_sample(get_services(), ["nat-reg-0088"])
     return tmp_path
 
 
 def test_rerank_function_orders_by_gemini_scores(env, fake):
-    assert get_app().health()["rerank"] == "gemini"
-    found = get_app().retrieve(QUESTION, top_k=8)
+    assert endpoints.health(get_services())["rerank"] == "gemini"
+    found = retrieve_relevant_chunks(get_services().retriever, QUESTION, top_k=8)
     assert len(found) == 8
     fake.push(Reply.computed(prefer_last))
     r = client("rerank").post(

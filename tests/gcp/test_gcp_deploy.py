@@ -192,7 +192,7 @@ def test_bundles_hold_main_regrag_and_a_trimmed_consistent_requirements_txt(dry_
     for name in TABLE:
         bundle = build / name
         assert (bundle / "main.py").read_text() == (ROOT / "functions" / name / "main.py").read_text()
-        assert (bundle / "regrag" / "wiring.py").exists() and (bundle / "regrag" / "data").is_dir()
+        assert (bundle / "regrag" / "wiring" / "__init__.py").exists() and (bundle / "regrag" / "data").is_dir()
         assert not list(bundle.rglob("__pycache__")) and (bundle / ".gcloudignore").exists()
         wanted = pins(bundle / "requirements.txt")
         assert all(root_pins.get(k) == v for k, v in wanted.items()), f"{name} pins differ from requirements.txt"

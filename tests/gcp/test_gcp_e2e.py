@@ -7,7 +7,7 @@ Vector Search are the wire fakes. Push subscriptions have the production retry s
 dead-letter topic after 5 attempts.
 
 All functions run in one process behind werkzeug's DispatcherMiddleware, each created by
-`functions_framework.create_app` from its own functions/<name>/main.py, building its app from env vars alone.
+`functions_framework.create_app` from its own functions/<name>/main.py, building its services from env vars alone.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from werkzeug.wrappers import Response
 from fakes import gcp_env
 from regrag.adapters.gcp.blobstore import GcsBlobStore
 from regrag.adapters.gcp.chunkmap import GcsChunkStore
-from regrag.wiring import get_app, reset_app
+from regrag.pipeline.feedback import export_questions
+from regrag.wiring import get_services, reset_services
 
 pytestmark = pytest.mark.emulator
 
@@ -48,20 +49,20 @@ DIM = 768
 
 @dataclass
 class Repeat:
-    """WSGI middleware: hand every request to `app` `times` times (a redelivery storm), answer the last."""
+    """WSGI middleware: hand every request to `services` `times` times (a redelivery storm), answer the last."""
 
-    app: Any
+    services: Any
     times: int = 1
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         if self.times == 1:
-            return self.app(environ, start_response)
+            return self.services(environ, start_response)
         body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
         result: list[bytes] = []
         captured: list[Any] = []
         for _ in range(self.times):
             env = dict(environ, **{"wsgi.input": io.BytesIO(body)})
-            chunks = self.app(env, lambda status, headers, exc_info=None: captured.append((status, headers)))
+            chunks = self.services(env, lambda status, headers, exc_info=None: captured.append((status, headers)))
             result = list(chunks)
             getattr(chunks, "close", lambda: None)()
         start_response(*captured[-1])
@@ -72,7 +73,7 @@ class Repeat:
 class Activity:
     """WSGI middleware counting requests in flight, so a test ends only when its deliveries have."""
 
-    app: Any
+    services: Any
     active: int = 0
     last: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -81,7 +82,7 @@ class Activity:
         with self.lock:
             self.active += 1
         try:
-            return list(self.app(environ, start_response))
+            return list(self.services(environ, start_response))
         finally:
             with self.lock:
                 self.active -= 1
@@ -159,7 +160,7 @@ class World:
 
 @pytest.fixture
 def make_world(stack, vector_fake, embeddings_fake, monkeypatch) -> Callable[..., World]:
-    """Point the functions at fresh buckets and a fresh index (env vars only, as on GCP) and rebuild the app."""
+    """Point the functions at fresh buckets and a fresh index (env vars only, as on GCP) and rebuild the services."""
     embeddings_fake.reset()
 
     def make(docs: str | None = None, **extra: str) -> World:
@@ -178,12 +179,12 @@ def make_world(stack, vector_fake, embeddings_fake, monkeypatch) -> Callable[...
         )  # fmt: skip
         for key, value in env.items():
             monkeypatch.setenv(key, value)
-        reset_app()
+        reset_services()
         return world
 
     yield make
     stack.activity.wait_quiet()  # no delivery may outlive this test's environment
-    reset_app()
+    reset_services()
 
 
 def upload(gcs: str, bucket: str, name: str, data: bytes, sidecar: dict[str, Any] | None = None) -> CloudEvent:
@@ -378,7 +379,7 @@ def id_token(email: str) -> str:
 
     claims = {
         "iss": "https://accounts.google.com",
-        "aud": "https://query.run.app",
+        "aud": "https://query.run.services",
         "email": email,
         "email_verified": True,
     }
@@ -410,7 +411,7 @@ def test_feedback_and_the_scheduled_eval_live_in_the_state_bucket_and_admin_need
     assert day == f"regrag/feedback/{lines[0]['time'][:10]}.jsonl"
     assert state.read_optional(f"regrag/queries/{answer['query_id']}.json") is not None
     # `regrag feedback export` reads it back as a question to grade
-    [exported] = get_app().export_feedback()
+    [exported] = export_questions(get_services().feedback)
     assert exported["question"] == question and exported["relevant"][0]["doc_id"] == cited["doc_id"]
 
     # the scheduled eval: the question file and its reports in the state bucket, nothing in the uploads bucket

@@ -16,9 +16,10 @@ from contract.contracts import ConcurrentFeedbackStoreContract, feedback, query_
 from fakes.memory_objects import MemoryObjects
 from regrag.adapters.gcp.blobstore import GenerationMismatch
 from regrag.adapters.gcp.feedback import GcsFeedbackStore
-from regrag.api import call
+from regrag.api.routes import call
 from regrag.domain.errors import Unavailable
 from regrag.pipeline.feedback import record_feedback
+from regrag.pipeline.requests import parse_feedback_request
 
 DAY = "feedback/2026-03-01.jsonl"
 
@@ -109,7 +110,7 @@ def test_retries_run_out_into_a_503_and_nothing_is_claimed_recorded():
 
     # through the API (the record is stamped now, so today's object): the client is told to retry (503)
     interleave(objects, lambda: other.add_feedback(feedback(1, time=dt.datetime.now(dt.UTC).isoformat())), 5)
-    status, body = call(lambda b: record_feedback(b, store), {"query_id": query_id(1), "helpful": True})
+    status, body = call(record_feedback, parse_feedback_request({"query_id": query_id(1), "helpful": True}), store)
     assert status == 503 and body["error"]["code"] == "unavailable" and "send it again" in body["error"]["message"]
 
 

@@ -13,7 +13,7 @@ from regrag.adapters.gcp.secrets import SecretChecksumMismatch, SecretManagerSto
 from regrag.config import Settings
 from regrag.domain.errors import Unavailable
 from regrag.logs import JsonFormatter
-from regrag.wiring import build_gcp_services
+from regrag.wiring.gcp import build_gcp_services
 
 KEY = "AIza-test-key-不要记录"
 

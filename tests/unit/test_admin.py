@@ -29,7 +29,7 @@ def id_token(signature: str = "SIGNATURE_REMOVED_BY_GOOGLE", **claims) -> str:
     """A JWT shaped like a Google ID token as Cloud Run forwards it (header.payload.signature)."""
     payload = {
         "iss": "https://accounts.google.com",
-        "aud": "https://query-abc-ew.a.run.app",
+        "aud": "https://query-abc-ew.a.run.services",
         "sub": "112233",
         "exp": 4102444800,
         "email_verified": True,
@@ -83,7 +83,7 @@ def test_gcp_trusts_x_serverless_authorization_over_authorization():
     lawyer, forged = id_token(email="lawyer@example.com"), id_token(email=SCHEDULER)
     with pytest.raises(Forbidden, match=r"lawyer@example\.com is not in"):
         gcp(f"Bearer {forged}", serverless=f"Bearer {lawyer}")
-    assert gcp("Bearer app-level-token", serverless=f"Bearer {id_token(email=SCHEDULER)}") == SCHEDULER
+    assert gcp("Bearer services-level-token", serverless=f"Bearer {id_token(email=SCHEDULER)}") == SCHEDULER
 
 
 def test_local_mode_keeps_the_token_check_and_ignores_principals():

@@ -150,17 +150,14 @@ def _reports_prefix(questions_name: str) -> str:
 
 
 def run_scheduled_eval(
-    body: Any, *, blobs: BlobStore, evaluate: Callable[[list[dict[str, Any]]], dict[str, Any]], context: dict[str, Any]
+    name: str, *, blobs: BlobStore, evaluate: Callable[[list[dict[str, Any]]], dict[str, Any]], context: dict[str, Any]
 ) -> dict[str, Any]:
-    """Evaluate a question file from the bucket, write the report beside it, compare with the previous one.
+    """Evaluate the question file `name` (a .jsonl object) from the bucket, write the report beside it, and
+    compare with the previous one.
 
-    Body: {"questions": "<object name>.jsonl", "k"?: int}. The report is `<name>.report-<UTC time>.json` (and
-    `.md`). A drop of more than 3 nDCG@10 points against the previous report logs an ERROR line
-    (`eval regression`) that a log-based alert can match.
+    The report is `<name>.report-<UTC time>.json` (and `.md`). A drop of more than 3 nDCG@10 points against the
+    previous report logs an ERROR line (`eval regression`) that a log-based alert can match.
     """
-    if not isinstance(body, dict) or not isinstance(body.get("questions"), str):
-        raise InvalidInput('body must be {"questions": "<object name>.jsonl"}')
-    name = body["questions"]
     if not _QUESTIONS_RE.match(name) or ".." in name:
         raise InvalidInput(f"questions must name a .jsonl object in the bucket, got {name!r}")
     blob = blobs.read_optional(name)

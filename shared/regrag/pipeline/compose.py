@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -20,7 +19,7 @@ from regrag.domain.errors import InvalidInput
 from regrag.domain.models import Answer, Bullet, Candidate, Citation, DocumentMeta, Filters
 from regrag.pipeline.keywords import Keyword, coverage, question_keywords
 from regrag.text.metadata import PROVINCE_NAMES
-from regrag.text.segment import load_terms
+from regrag.text.segment import CJK_CHAR_RE, load_terms
 from regrag.text.sentences import sentence_spans
 
 log = logs.get("compose")
@@ -40,7 +39,6 @@ ASSET_NAMES = {
     "grid": "电网",
     "general": "综合",
 }
-_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 @dataclass(frozen=True)
@@ -115,7 +113,7 @@ def heading_for(question: str, filters: Filters) -> str:
 
 def chinese_ratio(text: str) -> float:
     visible = [c for c in text if not c.isspace()]
-    return len(_CJK_RE.findall(text)) / len(visible) if visible else 0.0
+    return len(CJK_CHAR_RE.findall(text)) / len(visible) if visible else 0.0
 
 
 def citation_for(candidate: Candidate) -> Citation:

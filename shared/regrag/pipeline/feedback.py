@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Any
 
-from regrag.domain.errors import InvalidInput, NotFound
+from regrag.domain.errors import NotFound
+from regrag.pipeline.requests import FeedbackRequest
 from regrag.ports import FeedbackStore
-
-MAX_COMMENT_CHARS = 2000
-_QUERY_ID_RE = re.compile(r"^[0-9a-f]{32}$")
 
 
 def query_record(request_body: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
@@ -33,36 +30,19 @@ def query_record(request_body: dict[str, Any], response: dict[str, Any]) -> dict
     }
 
 
-def parse_feedback(body: Any) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise InvalidInput("feedback must be a JSON object {query_id, helpful, citation?, comment?}")
-    unknown = set(body) - {"query_id", "helpful", "citation", "comment"}
-    if unknown:
-        raise InvalidInput(f"unknown feedback field(s) {sorted(unknown)}")
-    query_id = body.get("query_id")
-    if not isinstance(query_id, str) or not _QUERY_ID_RE.match(query_id):
-        raise InvalidInput("query_id must be the 32-hex-digit id a /query response returned")
-    helpful = body.get("helpful")
-    if not isinstance(helpful, bool):
-        raise InvalidInput("helpful must be true or false")
-    citation = body.get("citation")
-    if citation is not None:
-        if not isinstance(citation, dict) or not isinstance(citation.get("doc_id"), str):
-            raise InvalidInput("citation must be an object with at least a doc_id (and the article)")
-        citation = {k: citation[k] for k in ("doc_id", "article") if isinstance(citation.get(k), str)}
-    comment = body.get("comment")
-    if comment is not None and (not isinstance(comment, str) or len(comment) > MAX_COMMENT_CHARS):
-        raise InvalidInput(f"comment must be a string of at most {MAX_COMMENT_CHARS} characters")
-    return {"query_id": query_id, "helpful": helpful, "citation": citation, "comment": comment}
-
-
-def record_feedback(body: Any, store: FeedbackStore) -> dict[str, Any]:
-    record = parse_feedback(body)
-    if store.get_query(record["query_id"]) is None:
-        raise NotFound(f"unknown query_id {record['query_id']}: feedback refers to a query this service answered")
-    record["time"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+def record_feedback(request: FeedbackRequest, store: FeedbackStore) -> dict[str, Any]:
+    """Store feedback on an answer this service gave (NotFound for an unknown query id)."""
+    if store.get_query(request.query_id) is None:
+        raise NotFound(f"unknown query_id {request.query_id}: feedback refers to a query this service answered")
+    record: dict[str, Any] = {
+        "query_id": request.query_id,
+        "helpful": request.helpful,
+        "citation": request.citation,
+        "comment": request.comment,
+        "time": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
     store.add_feedback(record)
-    return {"status": "recorded", "query_id": record["query_id"]}
+    return {"status": "recorded", "query_id": request.query_id}
 
 
 def export_questions(store: FeedbackStore) -> list[dict[str, Any]]:

@@ -3,13 +3,10 @@ abstention), the corpus merge (corpus relevance) and confidence."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from regrag.text.segment import STOPWORDS, load_terms, tokenize
-
-_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+from regrag.text.segment import CJK_CHAR_RE, STOPWORDS, load_terms, tokenize
 
 
 @dataclass(frozen=True)
@@ -27,7 +24,7 @@ def question_keywords(question: str) -> list[Keyword]:
     terms = {t for t, _ in load_terms() if t in question}
     seen: dict[str, float] = {}
     for w in [*words, *terms]:
-        if len(w) < 2 or w in STOPWORDS or (not _CJK_RE.search(w) and not w.isalnum()):
+        if len(w) < 2 or w in STOPWORDS or (not CJK_CHAR_RE.search(w) and not w.isalnum()):
             continue
         seen[w] = max(seen.get(w, 0.0), min(len(w), 4) * (1.5 if w in terms else 1.0))
     return [Keyword(t, w) for t, w in seen.items()]

@@ -197,7 +197,7 @@ class LlmReranker:
         self.text_chars = text_chars
         self.system = prompt.section("system")
         self._user = prompt.template("user", {"question", "count", "candidates"})
-        # public: /healthz reports its hit/miss counters (Regrag.cache_stats)
+        # public: /healthz reports its hit/miss counters (wiring registers it in Services.caches)
         self.cache: LruCache[Scores] = LruCache(cache_size)
 
     def build_prompt(self, question: str, lines: Sequence[str]) -> str:

@@ -253,32 +253,22 @@ def corpus_relevance(ranked: dict[str, list[Candidate]], question: str, top: int
     return {c: (max(v / best, 0.05) if best > 0 else 1.0) for c, v in raw.items()}
 
 
+@dataclass(frozen=True)
 class Retriever:
     """Runs both legs (and the aids that are wired) over the ports and fuses them; fans out over corpora.
 
     `hyde` and `questions` are the optional aids: None (the default) leaves retrieval exactly as without them.
+    Frozen, so a variant (another config, another index) is `dataclasses.replace(retriever, …)`.
     """
 
-    def __init__(
-        self,
-        *,
-        embedder: Embedder,
-        vectors: VectorIndex,
-        lexical: LexicalIndex,
-        store: ChunkStore,
-        config: RetrievalConfig,
-        max_workers: int = 8,
-        hyde: Hyde | None = None,
-        questions: QuestionIndex | None = None,
-    ) -> None:
-        self.embedder = embedder
-        self.vectors = vectors
-        self.lexical = lexical
-        self.store = store
-        self.config = config
-        self.max_workers = max_workers
-        self.hyde = hyde
-        self.questions = questions
+    embedder: Embedder
+    vectors: VectorIndex
+    lexical: LexicalIndex
+    store: ChunkStore
+    config: RetrievalConfig
+    max_workers: int = 8
+    hyde: Hyde | None = None
+    questions: QuestionIndex | None = None
 
     def _encode(self, question: str, timings: dict[str, float]) -> tuple[list[str], np.ndarray]:
         t = time.perf_counter()
@@ -427,3 +417,15 @@ class Retriever:
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 2)
+
+
+def lexical_texts(lexical: LexicalIndex, store: ChunkStore, k: int = 3) -> Callable[[str], list[str]]:
+    """question → the texts of its top BM25 hits among the versions in force today: the pseudo-relevance
+    feedback the local stand-in generator builds HyDE passages from."""
+
+    def search(question: str) -> list[str]:
+        tokens = query_tokens(question)
+        hits = lexical.search(tokens, effective_filters(Filters()), k) if tokens else []
+        return [c.search_text for c in store.get_chunks([h.chunk_id for h in hits])]
+
+    return search

@@ -102,6 +102,9 @@ class CrossReference:
     start: int
     end: int
     scope: str | None
+    # the span of the article number alone (第二十条 in 本法第二十条第二款): what a link should cover
+    label_start: int = 0
+    label_end: int = 0
 
 
 def find_cross_references(text: str) -> list[CrossReference]:
@@ -123,5 +126,6 @@ def find_cross_references(text: str) -> list[CrossReference]:
         main = chinese_to_int(m.group("num"))
         sub = chinese_to_int(m.group("sub")) if m.group("sub") else 0
         label = article_label(main, sub)
-        refs.append(CrossReference(label, m.start(), m.end(), m.group("scope")))
+        label_end = m.end("sub") if m.group("sub") else m.end("num") + 1  # + 1: the 条 after the number
+        refs.append(CrossReference(label, m.start(), m.end(), m.group("scope"), m.start("num") - 1, label_end))
     return refs

@@ -66,12 +66,13 @@ def tokenize(text: str) -> list[str]:
     return [t for t in tokens if t and _is_word(t) and t not in STOPWORDS]
 
 
-_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+# CJK Unified Ideographs and Extension A: the characters Chinese text is made of
+CJK_CHAR_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 def cjk_characters(text: str) -> list[str]:
     """Every CJK character of `text`, in order: the unigram half of the lexical terms."""
-    return _CJK_CHAR.findall(text)
+    return CJK_CHAR_RE.findall(text)
 
 
 def index_terms(text: str) -> list[str]:

@@ -507,41 +507,17 @@ function renderEvidence(candidates, abstained) {
 
 const HEADING_RE = /^(#{1,6})\s+(.*)$/;
 const COMMENT_RE = /^<!--.*-->$/;
-// "本法第二十条" / "本条例第三十五条、第三十六条": references to this same document's articles.
-const SELF_RE = /本(?:法|条例|规定|办法|细则|决定|准则)(?=第)/g;
-const ARTICLE_REF_RE = /第[零〇一二三四五六七八九十百千]+条(?:之[一二三四五六七八九十]+)?/y;
-const SUBDIVISION_RE = /(?:第[零〇一二三四五六七八九十]+款)?(?:第[零〇一二三四五六七八九十]+项)?/y;
-const SEPARATOR_RE = /[、和及或与至到]/y;
-
-/** Cross-references in one line: [{start, end, target}] where target is the referenced anchor's id. */
-function findCrossReferences(line, anchorByArticle) {
-  const refs = [];
-  for (const self of line.matchAll(SELF_RE)) {
-    let i = self.index + self[0].length;
-    for (;;) {
-      ARTICLE_REF_RE.lastIndex = i;
-      const ref = ARTICLE_REF_RE.exec(line);
-      if (!ref) break;
-      const target = anchorByArticle.get(ref[0]);
-      if (target) refs.push({ start: i, end: i + ref[0].length, target });
-      i += ref[0].length;
-      SUBDIVISION_RE.lastIndex = i;
-      i += SUBDIVISION_RE.exec(line)[0].length;
-      SEPARATOR_RE.lastIndex = i;
-      const sep = SEPARATOR_RE.exec(line);
-      if (!sep) break;
-      i += sep[0].length;
-    }
-  }
-  return refs;
-}
-
-/** One line of an article as nodes: the quoted span in <mark>, cross-references as links. */
-function decorateLine(line, lineStart, marks, anchorByArticle) {
-  const local = marks
-    .map(([s, e]) => [Math.max(s - lineStart, 0), Math.min(e - lineStart, line.length)])
-    .filter(([s, e]) => s < e);
-  const refs = findCrossReferences(line, anchorByArticle);
+/**
+ * One line of an article as nodes: the quoted span in <mark>, cross-references as links. `references` are the
+ * ones GET /documents/{id} found in this article ({start, end, target} in document offsets): the server reads
+ * them once, with the same rules everywhere, so the page never parses law text itself.
+ */
+function decorateLine(line, lineStart, marks, references) {
+  const toLine = (s, e) => [Math.max(s - lineStart, 0), Math.min(e - lineStart, line.length)];
+  const local = marks.map(([s, e]) => toLine(s, e)).filter(([s, e]) => s < e);
+  const refs = references
+    .map((r) => { const [start, end] = toLine(r.start, r.end); return { start, end, target: r.target }; })
+    .filter((r) => r.start < r.end);
   const cuts = new Set([0, line.length]);
   for (const [s, e] of local) cuts.add(s).add(e);
   for (const r of refs) cuts.add(r.start).add(r.end);
@@ -600,7 +576,7 @@ function contextNodes(text) {
   return nodes;
 }
 
-function articleSection(anchor, text, start, cited, flag, marks, anchorByArticle) {
+function articleSection(anchor, text, start, cited, flag, marks) {
   const section = h('section', {
     class: `doc-article${cited ? ' cited' : ''}`,
     id: `art-${anchor.id}`,
@@ -611,7 +587,7 @@ function articleSection(anchor, text, start, cited, flag, marks, anchorByArticle
   if (cited) section.append(h('p', { class: 'cited-flag' }, flag));
   let offset = start;
   for (const line of text.split('\n')) {
-    if (line.trim()) section.append(h('p', null, decorateLine(line, offset, marks, anchorByArticle)));
+    if (line.trim()) section.append(h('p', null, decorateLine(line, offset, marks, anchor.references || [])));
     offset += line.length + 1;
   }
   return section;
@@ -651,8 +627,6 @@ function renderArticle(doc, versions, want) {
   const meta = doc.metadata || {};
   const text = doc.text || '';
   const anchors = [...(doc.anchors || [])].sort((a, b) => a.start - b.start);
-  const anchorByArticle = new Map();
-  for (const a of anchors) if (a.article && !anchorByArticle.has(a.article)) anchorByArticle.set(a.article, a.id);
   const isCited = (a) => (want.article ? a.article === want.article : a.id === want.chunk_id);
   const citedAnchors = anchors.filter(isCited);
   // The quoted span, located inside the cited chunk (it is a verbatim slice of the stored text).
@@ -671,7 +645,7 @@ function renderArticle(doc, versions, want) {
     const start = Math.max(a.start, pos);
     if (a.end <= start) continue;
     if (start > pos) body.append(...contextNodes(text.slice(pos, start)));
-    body.append(articleSection(a, text.slice(start, a.end), start, isCited(a), flag, marks, anchorByArticle));
+    body.append(articleSection(a, text.slice(start, a.end), start, isCited(a), flag, marks));
     pos = a.end;
   }
   if (pos < text.length) body.append(...contextNodes(text.slice(pos)));

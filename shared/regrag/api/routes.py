@@ -1,0 +1,224 @@
+"""HTTP: one routing table, one JSON body reader, one mapping from errors to statuses.
+
+The deployed `query` function and `regrag serve` dispatch every request through `dispatch` (the function gets
+functions-framework's request; the local server a plain WSGI one); `rerank`, `compose` and `reconcile` answer
+their one endpoint at any path through `dispatch_one`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from werkzeug.exceptions import HTTPException
+from werkzeug.routing import Map, Rule
+from werkzeug.wrappers import Request, Response
+
+from regrag import logs
+from regrag.api import endpoints
+from regrag.domain.errors import Forbidden, InvalidInput, NotFound, PermanentError, TransientError, Unauthorized
+from regrag.services import Services
+
+log = logs.get("api")
+
+MAX_BODY_BYTES = 1_000_000
+JSON_TYPE = "application/json"
+# The page's own files: a flat allow-list by name pattern, so /assets/ can never reach outside regrag/web.
+# Not /static/: functions-framework's Flask app owns that prefix, and the query function serves the page too.
+_STATIC_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*\.(js|css)$")
+_STATIC_TYPES = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
+# The page loads only its own script and stylesheet and never uses inline code; the API may live on another
+# origin (a separate Cloud Run service), hence the open connect-src.
+_PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src *; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_CORS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Headers": "Content-Type, Authorization",
+    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+}
+_ERRORS: tuple[tuple[type[Exception], int], ...] = (
+    (InvalidInput, 400),
+    (NotFound, 404),
+    (Unauthorized, 401),
+    (Forbidden, 403),
+    (PermanentError, 422),
+    (TransientError, 503),
+)
+
+# --- the routes -------------------------------------------------------------------------------------------
+
+Route = Callable[..., Response]
+
+
+def _json_route(fn: Callable[[Services, Any], dict[str, Any]]) -> Route:
+    """A POST endpoint: the JSON body in, the endpoint's dict out."""
+    return lambda services, request: json_response(200, fn(services, read_json(request)))
+
+
+def _get_route(fn: Callable[..., dict[str, Any]]) -> Route:
+    """A GET endpoint whose path parameters are its arguments."""
+    return lambda services, request, **args: json_response(200, fn(services, **args))
+
+
+def _admin_route(action: str, fn: Callable[..., dict[str, Any]], with_body: bool = False) -> Route:
+    """Admin credentials: Authorization, and on GCP X-Serverless-Authorization (which Cloud Run IAM checks
+    instead when present): pipeline/admin.py decides which one to trust. The caller is checked before the
+    body is read."""
+
+    def route(services: Services, request: Request) -> Response:
+        headers = request.headers
+        endpoints.require_admin(
+            services, action, headers.get("Authorization"), headers.get("X-Serverless-Authorization")
+        )
+        return json_response(200, fn(services, read_json(request)) if with_body else fn(services))
+
+    return route
+
+
+def _page(services: Services, request: Request) -> Response:
+    headers = {"Content-Security-Policy": _PAGE_CSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
+    return Response(_web_file("index.html"), content_type="text/html; charset=utf-8", headers=headers)
+
+
+def _asset(services: Services, request: Request, name: str) -> Response:
+    match = _STATIC_RE.match(name)
+    body = _web_file(name) if match else None
+    if match is None or body is None:
+        raise NotFound(f"no static file {name!r}")
+    # no-cache: revalidate each load so an upgraded server never runs with a stale script.
+    headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
+    return Response(body, content_type=_STATIC_TYPES[match.group(1)], headers=headers)
+
+
+def _web_file(name: str) -> str | None:
+    """The text of shared/regrag/web/<name>, or None when it does not exist."""
+    path = resources.files("regrag.web").joinpath(name)
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+ROUTES: dict[str, Route] = {
+    "query": _json_route(endpoints.query),
+    "rerank": _json_route(endpoints.rerank),
+    "compose": _json_route(endpoints.compose),
+    "feedback": _json_route(endpoints.feedback),
+    "reconcile": _json_route(endpoints.reconcile),
+    "corpora": _get_route(endpoints.corpora),
+    "document": _get_route(endpoints.document),
+    "versions": _get_route(endpoints.versions),
+    "health": _get_route(endpoints.health),
+    "admin_prompts": _admin_route("prompts", endpoints.admin_prompts),
+    "admin_index": _admin_route("index", endpoints.admin_index),
+    "admin_eval": _admin_route("eval", endpoints.admin_eval, with_body=True),
+    "page": _page,
+    "asset": _asset,
+}
+
+# What the query function and `regrag serve` answer. POST / answers a question: the query Cloud Function is
+# called at its own root URL. The reconcile endpoint is its own function (Cloud Scheduler), not routed here.
+URL_MAP = Map(
+    [
+        Rule("/", methods=["POST"], endpoint="query"),
+        Rule("/", methods=["GET"], endpoint="page"),
+        Rule("/query", methods=["POST"], endpoint="query"),
+        Rule("/rerank", methods=["POST"], endpoint="rerank"),
+        Rule("/compose", methods=["POST"], endpoint="compose"),
+        Rule("/feedback", methods=["POST"], endpoint="feedback"),
+        Rule("/corpora", methods=["GET"], endpoint="corpora"),
+        Rule("/documents/<doc_id>", methods=["GET"], endpoint="document"),
+        Rule("/documents/<doc_id>/versions", methods=["GET"], endpoint="versions"),
+        Rule("/healthz", methods=["GET"], endpoint="health"),
+        Rule("/admin/prompts", methods=["GET"], endpoint="admin_prompts"),
+        Rule("/admin/index", methods=["GET"], endpoint="admin_index"),
+        Rule("/admin/eval", methods=["POST"], endpoint="admin_eval"),
+        Rule("/assets/<name>", methods=["GET"], endpoint="asset"),
+    ],
+    strict_slashes=False,
+)
+
+
+def dispatch(services: Services, request: Request) -> Response:
+    """Route one request and answer it; every failure becomes a JSON error response."""
+    try:
+        if request.method == "OPTIONS":
+            return Response(status=204, headers=_CORS)
+        endpoint, args = URL_MAP.bind_to_environ(request.environ).match()
+        return ROUTES[str(endpoint)](services, request, **args)
+    except Exception as exc:  # noqa: BLE001 - error_response is the one place that maps every failure
+        return error_response(exc, request)
+
+
+def dispatch_one(services: Services, request: Request, endpoint: str) -> Response:
+    """A function that serves one POST endpoint at any path (rerank, compose, reconcile)."""
+    try:
+        if request.method == "OPTIONS":
+            return Response(status=204, headers=_CORS)
+        if request.method != "POST":
+            return json_response(*error_body(405, "method_not_allowed", "use POST"))
+        return ROUTES[endpoint](services, request)
+    except Exception as exc:  # noqa: BLE001 - error_response is the one place that maps every failure
+        return error_response(exc, request)
+
+
+# --- JSON in, JSON out, errors ------------------------------------------------------------------------------
+
+
+def read_json(request: Request) -> Any:
+    """The request body as JSON; InvalidInput if it is too large, empty, not UTF-8 or not JSON."""
+    raw = request.get_data(cache=False)
+    if len(raw) > MAX_BODY_BYTES:
+        raise InvalidInput(f"request body larger than {MAX_BODY_BYTES} bytes")
+    if not raw.strip():
+        raise InvalidInput("request body is empty; send a JSON object")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInput(f"request body is not valid UTF-8 JSON: {exc}") from exc
+
+
+def dumps(body: Any) -> str:
+    return json.dumps(body, ensure_ascii=False)
+
+
+def json_response(status: int, body: dict[str, Any]) -> Response:
+    """UTF-8 JSON (Chinese unescaped) with permissive CORS for the search page."""
+    return Response(dumps(body), status=status, mimetype=JSON_TYPE, headers=_CORS)
+
+
+def error_body(status: int, code: str, message: str, **extra: Any) -> tuple[int, dict[str, Any]]:
+    return status, {"error": {"code": code, "message": message, **extra}}
+
+
+def error_status(exc: Exception) -> tuple[int, dict[str, Any]]:
+    """The status and JSON body for any failure: our errors by class, HTTP ones by code, the rest a logged 500
+    (never a stack trace in the body)."""
+    for cls, status in _ERRORS:
+        if isinstance(exc, cls):
+            return error_body(status, exc.code, str(exc), **exc.details)  # type: ignore[attr-defined]
+    if isinstance(exc, HTTPException) and exc.code is not None:
+        code = (exc.name or "error").lower().replace(" ", "_")
+        return error_body(exc.code, code, exc.description or exc.name)
+    logs.event(log, logging.ERROR, "unhandled error", error=repr(exc), exc_info=True)
+    return error_body(500, "internal", "internal error; see the server log")
+
+
+def error_response(exc: Exception, request: Request | None = None) -> Response:
+    status, body = error_status(exc)
+    if request is not None and isinstance(exc, HTTPException) and status == 404:
+        body["error"]["message"] = f"no route {request.method} {request.path}"
+    elif request is not None and isinstance(exc, HTTPException) and status == 405:
+        body["error"]["message"] = f"{request.method} is not allowed on {request.path}"
+    return json_response(status, body)
+
+
+def call(fn: Callable[..., dict[str, Any]], *args: Any) -> tuple[int, dict[str, Any]]:
+    """Run an endpoint in process (the CLI, the evaluation): (status, body) as HTTP would answer."""
+    try:
+        return 200, fn(*args)
+    except Exception as exc:  # noqa: BLE001 - error_status is the one place that maps every failure
+        return error_status(exc)

@@ -1,0 +1,162 @@
+"""`regrag ingest`: local files (or a folder with manifest.jsonl) → the bucket → ingest → embed → upsert.
+
+The local bucket has no notifications, so each object is handed to the ingest stage by name once it is written;
+the in-process bus then runs embed and upsert as Pub/Sub would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from regrag import handlers
+from regrag.pipeline.ingest import SIDECAR_SUFFIX
+from regrag.services import Services
+
+SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
+_MANIFEST_DROP = ("file", "chars", "articles")
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A local file to put in the bucket, with the sidecar metadata to put beside it (if any)."""
+
+    path: Path
+    name: str
+    sidecar: dict[str, Any] | None
+
+
+def discover(paths: Sequence[str], corpus: str | None) -> Iterator[Upload]:
+    """Files to ingest: folders are walked; a folder with manifest.jsonl takes each document's metadata from it."""
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise FileNotFoundError(f"{raw}: no such file or folder")
+        if path.is_file():
+            yield _upload(path, path.name, None, corpus)
+            continue
+        manifest = path / "manifest.jsonl"
+        if manifest.exists():
+            for n, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    rel = record["file"]
+                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    raise ValueError(f"{manifest}:{n}: not a manifest record with a 'file' ({exc})") from exc
+                sidecar = {k: v for k, v in record.items() if k not in _MANIFEST_DROP}
+                yield _upload(path / rel, rel, sidecar, corpus)
+            continue
+        for file in sorted(path.rglob("*")):
+            if file.is_file() and file.suffix.lower() in SUPPORTED and not file.name.startswith("."):
+                yield _upload(file, file.relative_to(path).as_posix(), None, corpus)
+
+
+def _upload(path: Path, name: str, sidecar: dict[str, Any] | None, corpus: str | None) -> Upload:
+    if sidecar is None:
+        beside = path.with_name(path.name + SIDECAR_SUFFIX)
+        if beside.exists():
+            sidecar = json.loads(beside.read_text(encoding="utf-8"))
+    if corpus:
+        sidecar = {**(sidecar or {}), "corpus": corpus}
+    return Upload(path, name, sidecar)
+
+
+class Progress:
+    """A one-line progress bar on stderr (no dependency; silent when stderr is not a terminal and quiet)."""
+
+    def __init__(self, total: int, label: str) -> None:
+        self.total, self.label, self.done = total, label, 0
+        self.started = time.perf_counter()
+        self.tty = sys.stderr.isatty()
+
+    def step(self, note: str = "") -> None:
+        self.done += 1
+        elapsed = time.perf_counter() - self.started
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        line = (
+            f"{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {rate:.1f}/s {note[:40]}"
+        )
+        if self.tty:
+            sys.stderr.write("\r" + line.ljust(110))
+            if self.done == self.total:
+                sys.stderr.write("\n")
+        elif self.done == self.total or self.done % max(1, self.total // 20) == 0:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
+    uploads = list(discover(args.paths, args.corpus))
+    if not uploads:
+        print("nothing to ingest (no supported files found)", file=sys.stderr)
+        return 1
+    progress = Progress(len(uploads), "ingest")
+    counts = {"chunked": 0, "unchanged": 0, "failed": 0, "skipped": 0}
+    chunks = 0
+    failures_before = len(services.failures.list())
+    started = time.perf_counter()
+    for up in uploads:
+        if _unchanged(services, up) and not args.force:
+            counts["unchanged"] += 1
+        else:
+            result = handlers.ingest_name(services, _put(services, up))
+            if result is None:
+                counts["failed"] += 1
+            else:
+                counts[result.status if result.status in counts else "skipped"] += 1
+                chunks += result.chunks
+        progress.step(up.name)
+    failures = services.failures.list()[failures_before:]
+    dead = len(services.bus.dead_letters) if services.bus is not None else 0
+    summary = {
+        **counts,
+        "chunks": chunks,
+        "documents": len(uploads),
+        "seconds": round(time.perf_counter() - started, 1),
+        "dead_letters": dead,
+        "index": services.store.stats(),
+    }
+    print(json.dumps(summary, ensure_ascii=False, indent=None if args.quiet else 1))
+    for f in failures:
+        print(f"failed: {f.get('key')}: {f.get('error')}", file=sys.stderr)
+    return 0 if counts["failed"] == 0 and dead == 0 else 2
+
+
+def _sidecar_bytes(up: Upload) -> bytes | None:
+    return json.dumps(up.sidecar, ensure_ascii=False, indent=1).encode("utf-8") if up.sidecar else None
+
+
+def _unchanged(services: Services, up: Upload) -> bool:
+    """The same bytes and sidecar are in the bucket, and the index holds that generation."""
+    existing = services.blobs.read_optional(up.name)
+    if existing is None or existing.data != up.path.read_bytes():
+        return False
+    old_sidecar = services.blobs.read_optional(up.name + SIDECAR_SUFFIX)
+    if (old_sidecar.data if old_sidecar else None) != _sidecar_bytes(up):
+        return False
+    doc_id = (up.sidecar or {}).get("doc_id")
+    found = services.store.get_document(doc_id) if doc_id else None
+    return bool(found and found[0].content_hash and found[0].generation == existing.generation)
+
+
+def _put(services: Services, up: Upload) -> str:
+    """Write the file (and its sidecar first) to the bucket unless the bucket already holds the same bytes."""
+    data = up.path.read_bytes()
+    sidecar = _sidecar_bytes(up)
+    old_sidecar = services.blobs.read_optional(up.name + SIDECAR_SUFFIX)
+    if sidecar is not None and (old_sidecar.data if old_sidecar else None) != sidecar:
+        services.blobs.write(up.name + SIDECAR_SUFFIX, sidecar)
+    existing = services.blobs.read_optional(up.name)
+    if existing is None or existing.data != data:
+        services.blobs.write(up.name, data)
+    return up.name

@@ -1,0 +1,35 @@
+"""The corpora the index holds, read from the store and cached briefly (listing them is not free)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from regrag.ports import ChunkStore
+
+
+class CorpusCatalog:
+    """[{corpus, documents, chunks}] from `ChunkStore.stats()`, kept for `ttl_s` or until invalidated."""
+
+    def __init__(self, store: ChunkStore, ttl_s: float = 30.0) -> None:
+        self.store = store
+        self.ttl_s = ttl_s
+        self._cached: tuple[float, list[dict[str, Any]]] | None = None
+        self._lock = threading.Lock()
+
+    def entries(self) -> list[dict[str, Any]]:
+        """[{corpus, documents, chunks}], sorted by name."""
+        with self._lock:
+            now = time.monotonic()
+            if self._cached is None or now - self._cached[0] > self.ttl_s:
+                self._cached = (now, list(self.store.stats().get("corpora", [])))
+            return list(self._cached[1])
+
+    def names(self) -> list[str]:
+        return [c["corpus"] for c in self.entries()]
+
+    def invalidate(self) -> None:
+        """Forget the cached list: an upsert or delete may have added or emptied a corpus."""
+        with self._lock:
+            self._cached = None

@@ -1,0 +1,163 @@
+"""Views of stored documents: the whole text with article anchors, the version chain, the structure around a
+cited article, and candidates named by id (for /rerank and /compose)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from regrag.domain.errors import NotFound
+from regrag.domain.models import Candidate, Chunk, DocumentMeta
+from regrag.pipeline.requests import CandidateRef
+from regrag.ports import ChunkStore
+from regrag.text.legal import find_cross_references
+
+
+def _stored(store: ChunkStore, doc_id: str) -> tuple[DocumentMeta, str]:
+    found = store.get_document(doc_id)
+    if found is None:
+        raise NotFound(f"no document {doc_id!r}")
+    return found
+
+
+def document_view(store: ChunkStore, doc_id: str) -> dict[str, Any]:
+    """GET /documents/{doc_id}: the stored text, metadata and every chunk's anchor (article, offsets) with the
+    articles it refers to ("依照本法第二十条": offsets in `text` and the chunk that article starts in)."""
+    meta, text = _stored(store, doc_id)
+    chunks = store.document_chunks(doc_id)
+    first_part = {c.article: c.id for c in chunks if c.kind == "article" and c.part == 0}
+    return {
+        "doc_id": doc_id,
+        "metadata": {k: v for k, v in meta.to_dict().items() if k != "provenance"},
+        "provenance": meta.provenance,
+        "text": text,
+        "anchors": [_anchor(c, first_part) for c in chunks],
+    }
+
+
+def _anchor(chunk: Chunk, first_part: dict[str, str]) -> dict[str, Any]:
+    return {
+        "id": chunk.id,
+        "kind": chunk.kind,
+        "article": chunk.article,
+        "part": chunk.part,
+        "parts": chunk.parts,
+        "heading_path": list(chunk.heading_path),
+        "start": chunk.start,
+        "end": chunk.end,
+        # the link covers the article number alone, not its scope (本法) or paragraph (第二款)
+        "references": [
+            {
+                "article": r.label,
+                "start": chunk.start + r.label_start,
+                "end": chunk.start + r.label_end,
+                "target": first_part[r.label],
+            }
+            for r in find_cross_references(chunk.text)
+            if r.label in first_part and r.label != chunk.article
+        ],
+    }
+
+
+def version_chain(store: ChunkStore, doc_id: str) -> list[DocumentMeta]:
+    """The supersedes chain through `doc_id`, oldest first (links to documents not stored end it)."""
+    chain = [_stored(store, doc_id)[0]]
+    seen = {doc_id}
+    while chain[0].supersedes and chain[0].supersedes not in seen:
+        older = store.get_document(chain[0].supersedes)
+        if older is None:
+            break
+        seen.add(older[0].doc_id)
+        chain.insert(0, older[0])
+    while chain[-1].superseded_by and chain[-1].superseded_by not in seen:
+        newer = store.get_document(chain[-1].superseded_by)
+        if newer is None:
+            break
+        seen.add(newer[0].doc_id)
+        chain.append(newer[0])
+    return chain
+
+
+def versions_view(store: ChunkStore, doc_id: str) -> dict[str, Any]:
+    """GET /documents/{doc_id}/versions: the supersedes chain, oldest first, with validity dates."""
+    return {
+        "doc_id": doc_id,
+        "versions": [
+            {
+                "doc_id": m.doc_id,
+                "title": m.title,
+                "effective_from": m.effective_date,
+                "effective_to": m.effective_to,
+                "supersedes": m.supersedes,
+                "superseded_by": m.superseded_by,
+                "corpus": m.corpus,
+            }
+            for m in version_chain(store, doc_id)
+        ],
+    }
+
+
+def stored_candidates(store: ChunkStore, refs: Sequence[CandidateRef]) -> list[Candidate]:
+    """Candidates named by id in a request; texts always come from the store, never from the client."""
+    chunks = {c.id: c for c in store.get_chunks([r.id for r in refs])}
+    missing = [r.id for r in refs if r.id not in chunks]
+    if missing:
+        raise NotFound(f"unknown candidate id(s): {missing[:5]}")
+    return [Candidate(chunks[r.id], r.score) for r in refs]
+
+
+def structure_context(store: ChunkStore, cited: list[tuple[str, str]], siblings: bool) -> list[dict[str, Any]]:
+    """For each cited article: its 编/章/节 heading path, the articles it refers to ("依照本法第二十条"), and with
+    `siblings` the other articles of its 章/节, as context only: they are never quoted unless retrieved."""
+    by_doc: dict[str, list[Chunk]] = {}
+    out = []
+    for doc_id, article in cited:
+        if doc_id not in by_doc:
+            by_doc[doc_id] = store.document_chunks(doc_id)
+        units = article_units(by_doc[doc_id])
+        unit = next((u for u in units if u["article"] == article), None)
+        if unit is None:
+            continue
+        labels = {u["article"] for u in units if u["kind"] == "article"}
+        refs = [
+            {"article": r.label, "text": next(u["text"] for u in units if u["article"] == r.label)}
+            for r in dict.fromkeys(find_cross_references(unit["text"]))
+            if r.label in labels and r.label != article
+        ]
+        entry: dict[str, Any] = {
+            "doc_id": doc_id,
+            "article": article,
+            "heading_path": unit["heading_path"],
+            "references": list({r["article"]: r for r in refs}.values()),
+        }
+        if siblings:
+            entry["siblings"] = [
+                {"article": u["article"], "text": u["text"]}
+                for u in units
+                if u["heading_path"] == unit["heading_path"] and u["article"] != article and u["kind"] == unit["kind"]
+            ]
+        out.append(entry)
+    return out
+
+
+def article_units(chunks: list[Chunk]) -> list[dict[str, Any]]:
+    """The chunks of a document joined back into whole articles (parts of a long article are consecutive)."""
+    units: list[dict[str, Any]] = []
+    for c in chunks:
+        if units and units[-1]["ordinal"] == c.ordinal and c.part > 0:
+            units[-1]["text"] += "\n" + c.text
+            units[-1]["end"] = c.end
+            continue
+        units.append(
+            {
+                "article": c.article,
+                "kind": c.kind,
+                "ordinal": c.ordinal,
+                "heading_path": list(c.heading_path),
+                "text": c.text,
+                "start": c.start,
+                "end": c.end,
+                "id": c.id,
+            }
+        )
+    return units

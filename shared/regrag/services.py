@@ -1,0 +1,77 @@
+"""The adapter set one process runs on, as typed ports: what every entry point receives.
+
+`regrag.wiring` builds it (local or GCP); the event handlers (regrag.handlers), the HTTP routes (regrag.api),
+the CLI and the evaluation read it. It holds no behaviour of its own beyond closing what it opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from regrag.config import Settings
+from regrag.pipeline.catalog import CorpusCatalog
+from regrag.pipeline.query import QueryOptions
+from regrag.pipeline.retrieve import Retriever
+from regrag.ports import (
+    BlobStore,
+    ChunkStore,
+    Embedder,
+    FailureRecorder,
+    FeedbackStore,
+    LexicalIndex,
+    MessageBus,
+    Publisher,
+    QuestionIndex,
+    Reranker,
+    VectorIndex,
+)
+
+if TYPE_CHECKING:
+    from regrag.pipeline.questions import QuestionsIndexer
+
+CacheStats = Callable[[], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Services:
+    """Ports and pipeline settings of one process.
+
+    Attributes:
+        bus: the in-process bus (local mode), which delivers to the event handlers; None on GCP, where Pub/Sub
+            push subscriptions call the deployed functions instead.
+        feedback: the query log and user feedback.
+        reports: where /admin/eval reads question files and writes reports: None means `blobs` (locally the
+            bucket folder); on GCP the state bucket under the state prefix, never the uploads bucket whose new
+            objects trigger ingest.
+        question_index: the questions-answered index's storage (wired locally even when the aid is off, so
+            deletes always clear it); `questions_indexer` the ingest-time generator (only when it is on).
+        caches: name → hit/miss counters of each in-memory cache wiring built (reported by /healthz).
+    """
+
+    settings: Settings
+    blobs: BlobStore
+    publisher: Publisher
+    embedder: Embedder
+    store: ChunkStore
+    vectors: VectorIndex
+    lexical: LexicalIndex
+    reranker: Reranker
+    failures: FailureRecorder
+    retriever: Retriever
+    query_options: QueryOptions
+    catalog: CorpusCatalog
+    bus: MessageBus | None = None
+    feedback: FeedbackStore | None = None
+    reports: BlobStore | None = None
+    question_index: QuestionIndex | None = None
+    questions_indexer: QuestionsIndexer | None = None
+    caches: Mapping[str, CacheStats] = field(default_factory=dict)
+
+    def close(self) -> None:
+        """Close what holds files or connections open (the local SQLite stores)."""
+        for part in (self.store, self.feedback):
+            closer = getattr(part, "close", None)
+            if closer:
+                closer()

