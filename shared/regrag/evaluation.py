@@ -127,9 +127,7 @@ def evaluate(
     run = endpoints.query if mode == "full" else _retrieval_only(services, mode)
     rows: list[dict[str, Any]] = []
     timings: dict[str, list[float]] = {}
-    spans_total = spans_verbatim = 0
-    citations_total = citations_ok = 0
-    texts: dict[str, tuple[Any, str] | None] = {}
+    quotes = _QuoteCheck(services)
     started = time.perf_counter()
     for q in questions:
         body = {"question": q["question"], "filters": q.get("filters") or {}, "top_k": top_k or max(20, 2 * k)}
@@ -139,72 +137,24 @@ def evaluate(
             continue
         for stage, ms in resp.get("timings_ms", {}).items():
             timings.setdefault(stage, []).append(float(ms))
-        ranked = unique_articles(resp["candidates"])
-        row: dict[str, Any] = {
-            "id": q.get("id"),
-            "type": q.get("type"),
-            "answerable": q.get("answerable", True),
-            "abstained": resp["abstained"],
-            "top": [f"{d}:{a}" for d, a in ranked[:5]],
-        }
-        if q.get("answerable", True) and q.get("relevant"):
-            row.update(score_ranking(ranked, q["relevant"], k))
-            if "confidence" in resp and resp["bullets"]:
-                first = resp["bullets"][0]["citation"]
-                grades = {(r["doc_id"], r["article"]): int(r["grade"]) for r in q["relevant"]}
-                row["confidence"] = resp["confidence"]["level"]
-                row["top_citation_grade"] = grades.get((first["doc_id"], first["article"]), 0)
-        for bullet in resp["bullets"]:
-            spans_total += 1
-            cite = bullet["citation"]
-            if cite["doc_id"] not in texts:
-                texts[cite["doc_id"]] = services.store.get_document(cite["doc_id"])
-            found = texts[cite["doc_id"]]
-            if found and bullet["span"] in found[1]:
-                spans_verbatim += 1
-            citations_total += 1
-            if found and cite["title"] == found[0].title and cite["effective_date"] == found[0].effective_date:
-                citations_ok += 1
-        rows.append(row)
+        rows.append(_score_question(q, resp, k))
+        quotes.check(resp["bullets"])
     answerable = [r for r in rows if r.get("answerable") and "ndcg@10" in r]
     unanswerable = [r for r in rows if r.get("answerable") is False]
     metrics = {
-        key: _mean([r[key] for r in answerable]) for key in ("recall@5", f"recall@{k}", "ndcg@10", "mrr", f"hit@{k}")
+        **_ranking_metrics(answerable, k),
+        **_abstention_metrics(answerable, unanswerable),
+        "verbatim_rate": quotes.verbatim / quotes.spans if quotes.spans else float("nan"),
+        "citation_accuracy": quotes.citations_ok / quotes.spans if quotes.spans else float("nan"),
     }
-    metrics["abstention_rate_unanswerable"] = (
-        sum(1 for r in unanswerable if r["abstained"]) / len(unanswerable) if unanswerable else float("nan")
-    )
-    metrics["false_abstention_rate"] = (
-        sum(1 for r in answerable if r["abstained"]) / len(answerable) if answerable else float("nan")
-    )
-    metrics["verbatim_rate"] = spans_verbatim / spans_total if spans_total else float("nan")
-    metrics["citation_accuracy"] = citations_ok / citations_total if citations_total else float("nan")
     latency = {
         stage: {"p50": round(statistics.median(v), 1), "p95": round(_pct(v, 95), 1)} for stage, v in timings.items()
     }
-    reliability: dict[str, dict[str, Any]] = {}
-    for level in ("high", "medium", "low"):
-        subset = [r for r in answerable if r.get("confidence") == level]
-        if subset:
-            reliability[level] = {
-                "n": len(subset),
-                "top_citation_grade3": round(sum(r["top_citation_grade"] == 3 for r in subset) / len(subset), 3),
-                "top_citation_graded": round(sum(r["top_citation_grade"] >= 2 for r in subset) / len(subset), 3),
-            }
-    by_type: dict[str, dict[str, float]] = {}
-    for qtype in sorted({str(r.get("type")) for r in answerable}):
-        subset = [r for r in answerable if str(r.get("type")) == qtype]
-        by_type[qtype] = {
-            "n": len(subset),
-            "ndcg@10": round(_mean([r["ndcg@10"] for r in subset]), 4),
-            f"recall@{k}": round(_mean([r[f"recall@{k}"] for r in subset]), 4),
-        }
-    context = endpoints.context(services)
     return {
         "mode": mode,
-        "context": context,
-        "reliability": reliability,
-        "by_type": by_type,
+        "context": endpoints.context(services),
+        "reliability": _reliability(answerable),
+        "by_type": _by_type(answerable, k),
         "questions": len(questions),
         "answerable_scored": len(answerable),
         "unanswerable": len(unanswerable),
@@ -212,10 +162,91 @@ def evaluate(
         "k": k,
         "metrics": {m: round(v, 4) for m, v in metrics.items()},
         "latency_ms": latency,
-        "spans": {"total": spans_total, "verbatim": spans_verbatim},
+        "spans": {"total": quotes.spans, "verbatim": quotes.verbatim},
         "seconds": round(time.perf_counter() - started, 1),
         "per_question": rows,
     }
+
+
+def _score_question(q: dict[str, Any], resp: dict[str, Any], k: int) -> dict[str, Any]:
+    """One question's row: its ranking metrics, abstention, and the grade of the first quoted article."""
+    ranked = unique_articles(resp["candidates"])
+    row: dict[str, Any] = {
+        "id": q.get("id"),
+        "type": q.get("type"),
+        "answerable": q.get("answerable", True),
+        "abstained": resp["abstained"],
+        "top": [f"{d}:{a}" for d, a in ranked[:5]],
+    }
+    if q.get("answerable", True) and q.get("relevant"):
+        row.update(score_ranking(ranked, q["relevant"], k))
+        if "confidence" in resp and resp["bullets"]:
+            first = resp["bullets"][0]["citation"]
+            grades = {(r["doc_id"], r["article"]): int(r["grade"]) for r in q["relevant"]}
+            row["confidence"] = resp["confidence"]["level"]
+            row["top_citation_grade"] = grades.get((first["doc_id"], first["article"]), 0)
+    return row
+
+
+class _QuoteCheck:
+    """Counts quotes that are verbatim in their stored document and citations that name it rightly."""
+
+    def __init__(self, services: Services) -> None:
+        self.store = services.store
+        self.texts: dict[str, tuple[Any, str] | None] = {}
+        self.spans = self.verbatim = self.citations_ok = 0
+
+    def check(self, bullets: Sequence[dict[str, Any]]) -> None:
+        for bullet in bullets:
+            self.spans += 1
+            cite = bullet["citation"]
+            if cite["doc_id"] not in self.texts:
+                self.texts[cite["doc_id"]] = self.store.get_document(cite["doc_id"])
+            found = self.texts[cite["doc_id"]]
+            if found and bullet["span"] in found[1]:
+                self.verbatim += 1
+            if found and cite["title"] == found[0].title and cite["effective_date"] == found[0].effective_date:
+                self.citations_ok += 1
+
+
+def _ranking_metrics(answerable: Sequence[dict[str, Any]], k: int) -> dict[str, float]:
+    keys = ("recall@5", f"recall@{k}", "ndcg@10", "mrr", f"hit@{k}")
+    return {key: _mean([r[key] for r in answerable]) for key in keys}
+
+
+def _abstention_metrics(
+    answerable: Sequence[dict[str, Any]], unanswerable: Sequence[dict[str, Any]]
+) -> dict[str, float]:
+    def rate(rows: Sequence[dict[str, Any]]) -> float:
+        return sum(1 for r in rows if r["abstained"]) / len(rows) if rows else float("nan")
+
+    return {"abstention_rate_unanswerable": rate(unanswerable), "false_abstention_rate": rate(answerable)}
+
+
+def _reliability(answerable: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per confidence level: how often the first quote comes from a grade-3 (or graded) article."""
+    out: dict[str, dict[str, Any]] = {}
+    for level in ("high", "medium", "low"):
+        subset = [r for r in answerable if r.get("confidence") == level]
+        if subset:
+            out[level] = {
+                "n": len(subset),
+                "top_citation_grade3": round(sum(r["top_citation_grade"] == 3 for r in subset) / len(subset), 3),
+                "top_citation_graded": round(sum(r["top_citation_grade"] >= 2 for r in subset) / len(subset), 3),
+            }
+    return out
+
+
+def _by_type(answerable: Sequence[dict[str, Any]], k: int) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for qtype in sorted({str(r.get("type")) for r in answerable}):
+        subset = [r for r in answerable if str(r.get("type")) == qtype]
+        out[qtype] = {
+            "n": len(subset),
+            "ndcg@10": round(_mean([r["ndcg@10"] for r in subset]), 4),
+            f"recall@{k}": round(_mean([r[f"recall@{k}"] for r in subset]), 4),
+        }
+    return out
 
 
 def format_table(report: dict[str, Any]) -> str:

@@ -11,7 +11,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from regrag.domain.models import Candidate, Chunk, DocumentMeta, Filters, Hit
+from regrag.domain.models import Chunk, DocumentMeta, Filters, Hit
+from regrag.domain.results import Candidate
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from regrag.api import endpoints
 from regrag.api.routes import call
 from regrag.domain.models import Filters
 from regrag.pipeline.embed import embedding_text
-from regrag.pipeline.retrieve import Retriever, effective_filters, rrf_fuse
+from regrag.pipeline.fusion import rrf_fuse
+from regrag.pipeline.retrieve import Retriever, effective_filters
 from regrag.wiring import build_services
 
 from conftest import admin_call, ingest_sample, make_settings, storage_event

@@ -15,7 +15,8 @@ from fakes.rerank_model import prefer_last, prompt_candidates
 from regrag.adapters.gcp.gemini import GeminiGenerator, thinking_config_for
 from regrag.config import Settings
 from regrag.domain.generation import GenerationRejected
-from regrag.domain.models import Candidate, Chunk, DocumentMeta
+from regrag.domain.models import Chunk, DocumentMeta
+from regrag.domain.results import Candidate
 from regrag.pipeline.rerank import LlmReranker, RetrievalOrderReranker, rerank_candidates
 from regrag.prompts import load_prompt
 from regrag.wiring.models import build_reranker

@@ -66,7 +66,7 @@ def test_upcoming_version_is_announced(e5_services):
     new_meta, _ = services.store.get_document("nat-reg-0035")
     switch = dt.date.fromisoformat(new_meta.effective_date)
     # Ask on the day before the switch, as if that were today: the answer quotes the old one and flags the new.
-    from regrag.pipeline.compose import version_note
+    from regrag.pipeline.citations import version_note
 
     status, note_text = version_note(
         old_meta,

@@ -2,7 +2,8 @@ from dataclasses import replace
 
 import pytest
 
-from regrag.domain.models import Candidate, Filters
+from regrag.domain.models import Filters
+from regrag.domain.results import Candidate
 from regrag.pipeline.compose import (
     ABSTAIN_TITLE,
     chinese_ratio,

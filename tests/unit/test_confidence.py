@@ -2,7 +2,8 @@ from dataclasses import replace
 
 import pytest
 
-from regrag.domain.models import Candidate, Filters
+from regrag.domain.models import Filters
+from regrag.domain.results import Candidate
 from regrag.pipeline.compose import compose_answer, question_keywords, with_caution
 from regrag.pipeline.confidence import CAUTION, assess
 from regrag.pipeline.ingest import build_document

@@ -2,15 +2,11 @@ import datetime as dt
 from dataclasses import replace
 
 from contract.contracts import make_chunk, make_meta
-from regrag.domain.models import Candidate, Filters, Hit
-from regrag.pipeline.retrieve import (
-    RetrievalConfig,
-    by_applicability,
-    effective_filters,
-    question_scope,
-    rrf_fuse,
-    scope_first,
-)
+from regrag.domain.models import Filters, Hit
+from regrag.domain.results import Candidate
+from regrag.pipeline.applicability import by_applicability, question_scope, scope_first
+from regrag.pipeline.fusion import rrf_fuse
+from regrag.pipeline.retrieve import effective_filters
 
 
 def hits(*ids):
@@ -72,18 +68,17 @@ def test_no_place_or_a_province_filter_leaves_the_order_alone():
 
 def test_without_a_place_national_rules_lead_where_scores_are_close():
     ranked = [candidate("a", "sh", 0.100), candidate("b", "national", 0.090), candidate("c", "gd", 0.060)]
-    cfg = RetrievalConfig()
-    out, scope = by_applicability(ranked, "供电企业计划检修停电要提前几天通知？", Filters(), cfg)
+    cfg = {"national_preference": 0.8}
+    out, scope = by_applicability(ranked, "供电企业计划检修停电要提前几天通知？", Filters(), **cfg)
     assert not scope
     assert [c.chunk.id for c in out] == ["b", "a", "c"]  # 0.09 > 0.1 × 0.8 > 0.06 × 0.8
     assert [round(c.score, 3) for c in out] == [0.09, 0.08, 0.048]
     # a clear local winner keeps its place; 1.0 turns the preference off; a province filter decides alone
     strong = [candidate("a", "sh", 0.2), candidate("b", "national", 0.09)]
-    assert [c.chunk.id for c in by_applicability(strong, "停电通知", Filters(), cfg)[0]] == ["a", "b"]
-    off = replace(cfg, national_preference=1.0)
-    assert by_applicability(ranked, "停电通知", Filters(), off)[0] == ranked
-    assert by_applicability(ranked, "停电通知", Filters(province=("sh", "national")), cfg)[0] == ranked
-    assert by_applicability(ranked, "停电通知", Filters(), cfg, {"shanghai": 3.0})[0] == ranked
+    assert [c.chunk.id for c in by_applicability(strong, "停电通知", Filters(), **cfg)[0]] == ["a", "b"]
+    assert by_applicability(ranked, "停电通知", Filters(), national_preference=1.0)[0] == ranked
+    assert by_applicability(ranked, "停电通知", Filters(province=("sh", "national")), **cfg)[0] == ranked
+    assert by_applicability(ranked, "停电通知", Filters(), **cfg, corpus_weights={"shanghai": 3.0})[0] == ranked
     # a named place takes precedence over the preference
-    out, scope = by_applicability(ranked, "广东的停电通知", Filters(), cfg)
+    out, scope = by_applicability(ranked, "广东的停电通知", Filters(), **cfg)
     assert scope.provinces == ("gd",) and [c.chunk.id for c in out] == ["b", "c", "a"]

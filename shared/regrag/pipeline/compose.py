@@ -8,15 +8,15 @@ corpus has no matching provision instead of quoting noise.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from regrag import logs
 from regrag.domain.errors import InvalidInput
-from regrag.domain.models import Answer, Bullet, Candidate, Citation, DocumentMeta, Filters
+from regrag.domain.models import DocumentMeta, Filters
+from regrag.domain.results import Answer, Bullet, Candidate, Citation
+from regrag.pipeline.citations import annotate_versions, citation_for
 from regrag.pipeline.keywords import Keyword, coverage, question_keywords
 from regrag.text.metadata import PROVINCE_NAMES
 from regrag.text.segment import CJK_CHAR_RE, load_terms
@@ -116,46 +116,6 @@ def chinese_ratio(text: str) -> float:
     return len(CJK_CHAR_RE.findall(text)) / len(visible) if visible else 0.0
 
 
-def citation_for(candidate: Candidate) -> Citation:
-    meta = candidate.chunk.meta
-    return Citation(
-        meta.title,
-        meta.effective_date,
-        meta.source_url,
-        meta.doc_id,
-        candidate.chunk.article,
-        meta.corpus,
-        candidate.corpora or (meta.corpus,),
-    )
-
-
-def version_note(
-    meta: DocumentMeta, successor: DocumentMeta | None, as_of: str | None, today: str
-) -> tuple[str, dict[str, Any] | None, str | None]:
-    """(status, successor summary, note) for a cited version, seen from the question's as-of date.
-
-    The quotes always come from the version in force on `as_of`; the note tells the reader when a newer
-    version exists (superseded) or is promulgated but takes effect later (upcoming).
-    """
-    if not meta.superseded_by or successor is None:
-        return "in_force", None, None
-    summary = {"doc_id": successor.doc_id, "title": successor.title, "effective_date": successor.effective_date}
-    when = successor.effective_date or "日期不详"
-    if successor.effective_date and successor.effective_date > today:
-        return (
-            "upcoming",
-            summary,
-            f"《{meta.title}》的新版本（生效：{when}）已公布，将于{when}起施行；以上引文为现行版本。",
-        )
-    day = as_of or today
-    return (
-        "superseded",
-        summary,
-        f"以上引用的《{meta.title}》（生效：{meta.effective_date}）是{day}时有效的版本，"
-        f"已被新版本《{successor.title}》（生效：{when}）取代。",
-    )
-
-
 def compose_answer(
     question: str,
     candidates: Sequence[Candidate],
@@ -183,22 +143,54 @@ def compose_answer(
     dense = [c.dense_score for c in candidates if c.dense_score is not None]
     if not top or floor.weak(max(relevance, default=0.0), max(dense) if dense else None):
         return _abstain(question, filters)
+    quotable = [c for c, rel in zip(top, relevance, strict=True) if rel >= floor.quote]
+    bullets, dropped = _quote(quotable, keywords, source_text, max_bullets)
+    if not bullets:
+        return _abstain(question, filters, dropped)
+    heading = heading_for(question, filters)
+    answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
+    first: dict[str, Citation] = {}  # one citation per document (or URL): its first quoted article
+    for b in bullets:
+        first.setdefault(b.citation.url or b.citation.doc_id, b.citation)
+    citations = list(first.values())
+    notes: list[str] = []
+    if document_meta is not None:
+        bullets, citations, notes = annotate_versions(bullets, citations, filters.as_of, document_meta)
+    if notes:
+        answer_zh += "\n- 版本提示：\n" + "\n".join(f" • {n}" for n in notes)
+    answer = Answer(
+        answer_zh,
+        heading,
+        tuple(bullets),
+        tuple(citations),
+        False,
+        dropped,
+        chinese_ratio(answer_zh),
+        tuple(notes),
+    )
+    validate_answer(answer)
+    return answer
 
+
+def _quote(
+    candidates: Sequence[Candidate],
+    keywords: Sequence[Keyword],
+    source_text: Callable[[str], str | None],
+    max_bullets: int,
+) -> tuple[list[Bullet], int]:
+    """Up to `max_bullets` spans from the candidates, each checked to be verbatim in its stored document
+    (a span that is not is dropped, counted and logged): (bullets, dropped)."""
     texts: dict[str, str | None] = {}
     bullets: list[Bullet] = []
     dropped = 0
-    for cand, rel in zip(top, relevance, strict=True):
-        if len(bullets) >= max_bullets:
-            break
-        if rel < floor.quote:
-            continue  # keep weak candidates out of the quotes; they stay visible as evidence
+    for cand in candidates:
         doc_id = cand.chunk.doc_id
         if doc_id not in texts:
             texts[doc_id] = source_text(doc_id)
         stored = texts[doc_id]
         for span in select_spans(cand.chunk.text, keywords):
             if len(bullets) >= max_bullets:
-                break
+                return bullets, dropped
             if not stored or span not in stored:
                 dropped += 1
                 logs.event(
@@ -210,54 +202,7 @@ def compose_answer(
                 )
                 continue
             bullets.append(Bullet(span, citation_for(cand), cand.chunk.id))
-    if not bullets:
-        return _abstain(question, filters, dropped)
-
-    heading = heading_for(question, filters)
-    answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
-    citations: dict[str, Citation] = {}
-    for b in bullets:
-        key = b.citation.url or b.citation.doc_id
-        citations.setdefault(key, b.citation)
-    notes: list[str] = []
-    if document_meta is not None:
-        today = dt.date.today().isoformat()
-        for key, cite in list(citations.items()):
-            doc_meta = document_meta(cite.doc_id)
-            if doc_meta is None or not doc_meta.superseded_by:
-                continue
-            successor = document_meta(doc_meta.superseded_by)
-            status, summary, note = version_note(doc_meta, successor, filters.as_of, today)
-            citations[key] = replace(cite, version_status=status, successor=summary)
-            if note:
-                notes.append(note)
-    if notes:
-        answer_zh += "\n- 版本提示：\n" + "\n".join(f" • {n}" for n in notes)
-        # bullets carry the same version status as the deduplicated citations
-        status_by_doc = {c.doc_id: c for c in citations.values()}
-        bullets = [
-            replace(
-                b,
-                citation=replace(
-                    b.citation,
-                    version_status=status_by_doc[b.citation.doc_id].version_status,
-                    successor=status_by_doc[b.citation.doc_id].successor,
-                ),
-            )
-            for b in bullets
-        ]
-    answer = Answer(
-        answer_zh,
-        heading,
-        tuple(bullets),
-        tuple(citations.values()),
-        False,
-        dropped,
-        chinese_ratio(answer_zh),
-        tuple(notes),
-    )
-    validate_answer(answer)
-    return answer
+    return bullets, dropped
 
 
 def with_caution(answer: Answer) -> Answer:

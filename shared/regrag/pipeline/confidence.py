@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from regrag.domain.models import Answer, Candidate
+from regrag.domain.results import Answer, Candidate
 from regrag.pipeline.keywords import Keyword, coverage
 
 HIGH = 0.65

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from regrag.domain.errors import NotFound
-from regrag.domain.models import Candidate, Chunk, DocumentMeta
+from regrag.domain.models import Chunk, DocumentMeta
+from regrag.domain.results import Candidate
 from regrag.pipeline.requests import CandidateRef
 from regrag.ports import ChunkStore
 from regrag.text.legal import find_cross_references

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from regrag.domain.errors import InvalidInput
-from regrag.domain.models import Answer, Candidate, DocumentMeta, Filters
+from regrag.domain.models import DocumentMeta, Filters
+from regrag.domain.results import Answer, Candidate
 from regrag.pipeline.catalog import CorpusCatalog
 from regrag.pipeline.compose import RelevanceFloor, compose_answer, question_keywords, with_caution
 from regrag.pipeline.confidence import Confidence, assess

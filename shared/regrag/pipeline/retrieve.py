@@ -1,8 +1,8 @@
 """Hybrid retrieval: dense (query embedding) and Chinese BM25 legs, fused by reciprocal rank fusion.
 
-RRF (Cormack, Clarke & Büttcher, SIGIR 2009): score(d) = Σ_legs w_leg / (k + rank_leg(d)). It needs no score
-calibration between legs, which matters because cosine similarities and BM25 scores live on unrelated scales.
-Both legs apply the metadata filters inside the index search, so top-k is taken among matching chunks only.
+The legs are fused by reciprocal rank fusion (regrag.pipeline.fusion), then ordered by key-term coverage and by
+where each rule applies (regrag.pipeline.applicability). Both legs apply the metadata filters inside the index
+search, so top-k is taken among matching chunks only.
 
 Optional retrieval aids add legs to the same fusion, each with its own weight, prepared once per query (also
 for a fan-out over corpora) and filtered like the others: HyDE (regrag.pipeline.hyde: a hypothetical answer's
@@ -22,13 +22,15 @@ from typing import Any
 import numpy as np
 
 from regrag.domain.errors import Unavailable
-from regrag.domain.models import Candidate, Filters, Hit
+from regrag.domain.models import Filters, Hit
+from regrag.domain.results import Candidate
+from regrag.pipeline.applicability import by_applicability, corpus_relevance, coverage_rerank
+from regrag.pipeline.fusion import merge_corpora, rrf_fuse
 from regrag.pipeline.hyde import Hyde
-from regrag.pipeline.keywords import coverage, question_keywords
 from regrag.pipeline.lexical import query_tokens
 from regrag.pipeline.rerank import STATUS_OK, STATUS_SKIPPED
 from regrag.ports import ChunkStore, Embedder, LexicalIndex, QuestionIndex, VectorIndex
-from regrag.text.places import PlaceScope, mentioned_provinces
+from regrag.text.places import PlaceScope
 
 
 @dataclass(frozen=True)
@@ -44,34 +46,6 @@ class RetrievalConfig:
     coverage_weight: float = 1.0
     place_scope: bool = True
     national_preference: float = 0.8
-
-
-@dataclass(frozen=True)
-class Fused:
-    chunk_id: str
-    score: float
-    ranks: tuple[int | None, ...]
-    scores: tuple[float | None, ...]
-
-
-def rrf_fuse(legs: Sequence[Sequence[Hit]], weights: Sequence[float], k: int) -> list[Fused]:
-    """Reciprocal rank fusion of ranked legs; ties broken by the best single rank, then by id (deterministic)."""
-    table: dict[str, list[float | int | None]] = {}
-    n = len(legs)
-    for leg_no, (hits, weight) in enumerate(zip(legs, weights, strict=True)):
-        for hit in hits:
-            row = table.setdefault(hit.chunk_id, [0.0] + [None] * (2 * n))
-            if row[1 + leg_no] is not None:
-                continue  # a leg lists each chunk once; ignore duplicates defensively
-            row[0] = float(row[0] or 0.0) + weight / (k + hit.rank)
-            row[1 + leg_no] = hit.rank
-            row[1 + n + leg_no] = hit.score
-    fused = [
-        Fused(cid, float(row[0] or 0.0), tuple(row[1 : 1 + n]), tuple(row[1 + n :]))  # type: ignore[arg-type]
-        for cid, row in table.items()
-    ]
-    fused.sort(key=lambda f: (-f.score, min((r for r in f.ranks if r is not None), default=10**9), f.chunk_id))
-    return fused
 
 
 @dataclass(frozen=True)
@@ -128,131 +102,6 @@ def effective_filters(filters: Filters, today: dt.date | None = None) -> Filters
     return replace(filters, as_of=(today or dt.date.today()).isoformat())
 
 
-def duplicate_key(candidate: Candidate) -> tuple[str, str | None, str, int]:
-    """The same provision in two corpora: same title and version date, same article and part."""
-    chunk = candidate.chunk
-    return chunk.meta.title, chunk.meta.effective_date, f"{chunk.kind}:{chunk.article}", chunk.part
-
-
-def merge_corpora(ranked: dict[str, list[Candidate]], weights: dict[str, float], k: int) -> list[Candidate]:
-    """Merge per-corpus rankings by RRF over ranks (never raw scores, which are not comparable across corpora);
-    collapse duplicates of one provision into a single candidate that lists every corpus it came from."""
-    merged: dict[tuple[str, str | None, str, int], Candidate] = {}
-    scores: dict[tuple[str, str | None, str, int], float] = {}
-    for corpus in sorted(ranked):
-        for rank, cand in enumerate(ranked[corpus], 1):
-            key = duplicate_key(cand)
-            scores[key] = scores.get(key, 0.0) + weights.get(corpus, 1.0) / (k + rank)
-            if key in merged:
-                kept = merged[key]
-                merged[key] = replace(kept, corpora=tuple(sorted({*kept.corpora, corpus})))
-            else:
-                merged[key] = replace(cand, corpora=(corpus,))
-    order = sorted(merged, key=lambda key: (-scores[key], merged[key].chunk.id))
-    return [replace(merged[key], score=scores[key]) for key in order]
-
-
-def coverage_rerank(candidates: list[Candidate], question: str, k: int, weight: float) -> list[Candidate]:
-    """Fuse the retrieval order with a second ranking of the same candidates: by how much of the question's key
-    terms each one's text covers (RRF again, so no score is compared). A cheap local reranker that needs no
-    model: +0.8 nDCG@10 on the dev set in one corpus, and it recovers most of what merging many corpora by
-    rank loses (0.730 → 0.758 over 8 provincial corpora; bench/README.md). `weight` 0 turns it off."""
-    if weight <= 0 or len(candidates) < 2:
-        return candidates
-    keywords = question_keywords(question)
-    covered = [coverage(c.chunk.text + c.chunk.breadcrumb, keywords) for c in candidates]
-    by_coverage = sorted(range(len(candidates)), key=lambda i: (-covered[i], i))
-    fused = [1.0 / (k + i + 1) for i in range(len(candidates))]
-    for rank, i in enumerate(by_coverage, 1):
-        fused[i] += weight / (k + rank)
-    order = sorted(range(len(candidates)), key=lambda i: (-fused[i], i))
-    return [replace(candidates[i], score=fused[i]) for i in order]
-
-
-def question_scope(question: str, filters: Filters, enabled: bool = True) -> PlaceScope:
-    """The provinces the question names, when they should steer the ranking: not when the request already
-    filters by province (the filter decides) and not when turned off."""
-    if not enabled or filters.province:
-        return PlaceScope()
-    return mentioned_provinces(question)
-
-
-def scope_first(candidates: list[Candidate], scope: PlaceScope) -> list[Candidate]:
-    """Rules that apply where the question is about first: national ones and those of the provinces it names;
-    other provinces' local rules after them, each group in its own order.
-
-    Another province's local regulation does not apply to a project in the named province, but it can share
-    every word with the question (two provinces' 供用电条例 read alike). This is a preference, not a filter:
-    nothing is dropped, so a question that names a place only in passing still finds what else matches.
-    On the dev set: nDCG@10 0.805 → 0.815 (15 of 50 questions name a place; bench/README.md).
-    """
-    if not scope:
-        return candidates
-    allowed = {"national", *scope.provinces}
-    ordered = [c for c in candidates if c.chunk.meta.province in allowed]
-    cap = min((c.score for c in ordered), default=float("inf"))
-    for c in candidates:
-        if c.chunk.meta.province not in allowed:  # the score stays a ranking score: never above an earlier rule
-            cap = min(cap, c.score)
-            ordered.append(replace(c, score=cap))
-    return ordered
-
-
-def prefer_national(candidates: list[Candidate], factor: float) -> list[Candidate]:
-    """When the question names no place: local rules' scores times `factor` (< 1), then re-sorted.
-
-    A national rule applies wherever the project is; a local one only in its province. Without this, merging
-    corpora by rank puts each provincial corpus's best match beside the national answer (a question on notice
-    before planned outages quoted 上海 and 河南 before the national 电力供应与使用条例). Dev set: one corpus
-    0.815 → 0.817 (noise), 8 provincial corpora 0.783 → 0.806 at 0.8 (bench/README.md). 1 turns it off.
-    """
-    if factor >= 1.0:
-        return candidates
-    weighted = [
-        (c.score * (1.0 if c.chunk.meta.province == "national" else factor), i) for i, c in enumerate(candidates)
-    ]
-    weighted.sort(key=lambda t: (-t[0], t[1]))
-    return [replace(candidates[i], score=score) for score, i in weighted]
-
-
-def by_applicability(
-    candidates: list[Candidate],
-    question: str,
-    filters: Filters,
-    config: RetrievalConfig,
-    corpus_weights: dict[str, float] | None = None,
-) -> tuple[list[Candidate], PlaceScope]:
-    """Order candidates by where their rules apply: the places the question names first (scope_first), else
-    national rules slightly ahead (prefer_national). A province filter in the request decides alone, and
-    explicit corpus weights replace the national preference (the caller said which corpora matter)."""
-    if filters.province:
-        return candidates, PlaceScope()
-    scope = question_scope(question, filters, config.place_scope)
-    if scope:
-        return scope_first(candidates, scope), scope
-    if corpus_weights:
-        return candidates, scope
-    return prefer_national(candidates, config.national_preference), scope
-
-
-def corpus_relevance(ranked: dict[str, list[Candidate]], question: str, top: int = 3) -> dict[str, float]:
-    """How well each corpus's own best candidates match the question, relative to the best corpus (0–1].
-
-    Every corpus ranks its best match first, however poor: merging ranks alone interleaves the top of a corpus
-    that has nothing on the question with the top of the one that has the answer (on the dev set, split into 8
-    provincial corpora, round-robin merging took nDCG@10 from 0.797 to 0.494). The weight is the key-term
-    coverage of the corpus's top candidates (their text, not any retrieval score, so nothing is compared across
-    corpora but the question's own words), scaled so the best corpus weighs 1.
-    """
-    keywords = question_keywords(question)
-    raw: dict[str, float] = {}
-    for corpus, found in ranked.items():
-        covered = [coverage(c.chunk.text + c.chunk.breadcrumb, keywords) for c in found[:top]]
-        raw[corpus] = sum(covered) / len(covered) if covered else 0.0
-    best = max(raw.values(), default=0.0)
-    return {c: (max(v / best, 0.05) if best > 0 else 1.0) for c, v in raw.items()}
-
-
 @dataclass(frozen=True)
 class Retriever:
     """Runs both legs (and the aids that are wired) over the ports and fuses them; fans out over corpora.
@@ -269,6 +118,19 @@ class Retriever:
     max_workers: int = 8
     hyde: Hyde | None = None
     questions: QuestionIndex | None = None
+
+    def _by_applicability(
+        self, candidates: list[Candidate], question: str, filters: Filters, weights: dict[str, float] | None = None
+    ) -> tuple[list[Candidate], PlaceScope]:
+        cfg = self.config
+        return by_applicability(
+            candidates,
+            question,
+            filters,
+            place_scope=cfg.place_scope,
+            national_preference=cfg.national_preference,
+            corpus_weights=weights,
+        )
 
     def _encode(self, question: str, timings: dict[str, float]) -> tuple[list[str], np.ndarray]:
         t = time.perf_counter()
@@ -352,7 +214,7 @@ class Retriever:
         aids = self._prepare_aids(question, qvec, timings)
         candidates = self._search(tokens, qvec, filters, top_k, timings, aids.legs)
         candidates = coverage_rerank(candidates, question, self.config.rrf_k, self.config.coverage_weight)
-        candidates, scope = by_applicability(candidates, question, filters, self.config)
+        candidates, scope = self._by_applicability(candidates, question, filters)
         return Retrieval(candidates, filters, tokens, timings, aids=aids, scope=scope)
 
     def retrieve_corpora(
@@ -409,7 +271,7 @@ class Retriever:
         combined = {c: (weights or {}).get(c, 1.0) * relevance.get(c, 1.0) for c in ranked}
         candidates = merge_corpora(ranked, combined, self.config.rrf_k)
         candidates = coverage_rerank(candidates, question, self.config.rrf_k, self.config.coverage_weight)
-        candidates, scope = by_applicability(candidates, question, filters, self.config, weights)
+        candidates, scope = self._by_applicability(candidates, question, filters, weights)
         candidates = candidates[:top_k]
         timings["merge"] = _ms(t)
         return Retrieval(candidates, filters, tokens, timings, stats, aids, scope)

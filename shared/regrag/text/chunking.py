@@ -119,92 +119,107 @@ def split_structure(norm: NormalizedText, max_chars: int = DEFAULT_MAX_CHARS, ma
         max_chars: longest chunk; longer articles are split at 款, then sentence boundaries.
         markdown: whether `#` lines are headings (Markdown sources); numbered headings are found either way.
     """
-    lines = [ln for ln in iter_lines(norm.text)]
-    out = Structure()
-    has_marker = markdown and any(ln.text.strip() == _INFO_END for ln in lines)
-    has_articles = any(ARTICLE_RE.match(ln.text) for ln in lines)
-
-    units: list[_Unit] = []
-    path: dict[int, str] = {}
-    in_header = True
-    seen_article = False
-    in_appendix = False
-    current: _Unit | None = None
-
-    def open_unit(kind: str, label: str, first: Line) -> _Unit:
-        unit = _Unit(kind, label, tuple(path[k] for k in sorted(path)), [first])
-        units.append(unit)
-        return unit
-
-    for ln in lines:
-        text = ln.text
-        stripped = text.strip()
-        if not stripped:
-            continue
-        if _COMMENT_RE.match(text):
-            if stripped == _INFO_END:
-                in_header = False
-            continue
-        if out.title is None:
-            out.title = _title_from(text)
-            continue
-        if in_header:
-            # Without an explicit end marker the header is the run of promulgation lines after the title.
-            if has_marker or _PROMULGATION_RE.search(text):
-                out.header_lines.append(stripped)
-                continue
-            in_header = False
-
-        if in_appendix:
-            m = APPENDIX_RE.match(text)
-            if m and current is not None and len(current.lines) > 1:
-                current = open_unit(KIND_APPENDIX, m.group("label").strip(), ln)
-            else:
-                assert current is not None
-                current.lines.append(ln)
-            continue
-
-        article = ARTICLE_RE.match(text)
-        if article:
-            seen_article = True
-            current = open_unit(KIND_ARTICLE, article.group("label"), ln)
-            continue
-        heading = _heading(text, markdown)
-        if heading:
-            level, name = heading
-            path = {k: v for k, v in path.items() if k < level}
-            path[level] = name
-            current = None
-            continue
-        if seen_article:
-            m = APPENDIX_RE.match(text)
-            if m:
-                in_appendix = True
-                path = {}
-                current = open_unit(KIND_APPENDIX, m.group("label").strip(), ln)
-                continue
-        if current is not None and current.kind == KIND_ARTICLE:
-            current.lines.append(ln)  # a further 款 or 项 of the article
-            continue
-        # Text outside articles: a preamble before them, or the body of a text that has none.
-        kind = KIND_PREAMBLE if has_articles else KIND_PARAGRAPH
-        item = ITEM_RE.match(text)
-        size = sum(len(x.text) for x in current.lines) if current is not None else 0
-        if current is not None and current.kind == kind and not item and size + len(text) <= max_chars:
-            current.lines.append(ln)
-        else:
-            label = item.group("label") if item else ""
-            current = open_unit(kind, label, ln)
-
-    ordinal_by_kind: dict[str, int] = {}
+    scanner = _Scanner(list(iter_lines(norm.text)), max_chars, markdown)
+    scanner.scan()
+    out = scanner.out
     paragraph_no = 0
-    for ordinal, unit in enumerate(units):
+    for ordinal, unit in enumerate(scanner.units):
         if unit.kind in (KIND_PREAMBLE, KIND_PARAGRAPH) and not unit.label:
             paragraph_no += 1
             unit.label = "序言" if unit.kind == KIND_PREAMBLE else f"第{paragraph_no}段"
-        ordinal_by_kind[unit.kind] = ordinal_by_kind.get(unit.kind, 0) + 1
         out.segments.extend(_split_unit(norm, unit, ordinal, max_chars))
     return out
+
+
+class _Scanner:
+    """One pass over the lines: title, header, then articles under their headings, appendices after them.
+
+    State: whether the header is still running, whether an article (or the appendix) has started, the unit
+    being filled and the current 编/章/节 heading path.
+    """
+
+    def __init__(self, lines: list[Line], max_chars: int, markdown: bool) -> None:
+        self.lines, self.max_chars, self.markdown = lines, max_chars, markdown
+        self.out = Structure()
+        self.units: list[_Unit] = []
+        self.path: dict[int, str] = {}
+        self.has_marker = markdown and any(ln.text.strip() == _INFO_END for ln in lines)
+        self.has_articles = any(ARTICLE_RE.match(ln.text) for ln in lines)
+        self.in_header = True
+        self.seen_article = False
+        self.in_appendix = False
+        self.current: _Unit | None = None
+
+    def open_unit(self, kind: str, label: str, first: Line) -> _Unit:
+        unit = _Unit(kind, label, tuple(self.path[k] for k in sorted(self.path)), [first])
+        self.units.append(unit)
+        self.current = unit
+        return unit
+
+    def scan(self) -> None:
+        for ln in self.lines:
+            stripped = ln.text.strip()
+            if not stripped:
+                continue
+            if _COMMENT_RE.match(ln.text):
+                if stripped == _INFO_END:
+                    self.in_header = False
+                continue
+            if self.out.title is None:
+                self.out.title = _title_from(ln.text)
+                continue
+            if self.in_header:
+                # Without an explicit end marker the header is the run of promulgation lines after the title.
+                if self.has_marker or _PROMULGATION_RE.search(ln.text):
+                    self.out.header_lines.append(stripped)
+                    continue
+                self.in_header = False
+            if self.in_appendix:
+                self.appendix_line(ln)
+            else:
+                self.body_line(ln)
+
+    def appendix_line(self, ln: Line) -> None:
+        m = APPENDIX_RE.match(ln.text)
+        if m and self.current is not None and len(self.current.lines) > 1:
+            self.open_unit(KIND_APPENDIX, m.group("label").strip(), ln)
+        else:
+            assert self.current is not None
+            self.current.lines.append(ln)
+
+    def body_line(self, ln: Line) -> None:
+        text = ln.text
+        article = ARTICLE_RE.match(text)
+        if article:
+            self.seen_article = True
+            self.open_unit(KIND_ARTICLE, article.group("label"), ln)
+            return
+        heading = _heading(text, self.markdown)
+        if heading:
+            level, name = heading
+            self.path = {k: v for k, v in self.path.items() if k < level}
+            self.path[level] = name
+            self.current = None
+            return
+        if self.seen_article:
+            m = APPENDIX_RE.match(text)
+            if m:
+                self.in_appendix = True
+                self.path = {}
+                self.open_unit(KIND_APPENDIX, m.group("label").strip(), ln)
+                return
+        current = self.current
+        if current is not None and current.kind == KIND_ARTICLE:
+            current.lines.append(ln)  # a further 款 or 项 of the article
+            return
+        # Text outside articles: a preamble before them, or the body of a text that has none.
+        kind = KIND_PREAMBLE if self.has_articles else KIND_PARAGRAPH
+        item = ITEM_RE.match(text)
+        size = sum(len(x.text) for x in current.lines) if current is not None else 0
+        if current is not None and current.kind == kind and not item and size + len(text) <= self.max_chars:
+            current.lines.append(ln)
+        else:
+            self.open_unit(kind, item.group("label") if item else "", ln)
 
 
 def _split_unit(norm: NormalizedText, unit: _Unit, ordinal: int, max_chars: int) -> list[Segment]:

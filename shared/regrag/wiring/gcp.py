@@ -11,7 +11,7 @@ from regrag.config import ConfigError, Settings
 from regrag.pipeline.caching import QueryEmbeddingCache
 from regrag.pipeline.catalog import CorpusCatalog
 from regrag.pipeline.retrieve import Retriever, lexical_texts
-from regrag.services import CacheStats, Services
+from regrag.services import Services
 from regrag.wiring import models
 
 
@@ -71,11 +71,7 @@ def build_gcp_services(settings: Settings) -> Services:
         hyde=hyde,
     )
     reranker = models.build_reranker(settings, api_key=api_key)
-    caches: dict[str, CacheStats] = {"query_embedding": embedder.query_cache.stats}
-    if isinstance(reranker, models.LlmReranker):
-        caches["rerank"] = reranker.cache.stats
-    if hyde is not None:
-        caches["hyde"] = hyde.cache.stats
+    caches = models.cache_counters(embedder, reranker, hyde)
     return Services(
         settings=settings,
         blobs=docs,

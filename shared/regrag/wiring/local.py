@@ -7,7 +7,7 @@ from regrag.config import Settings
 from regrag.pipeline.caching import QueryEmbeddingCache
 from regrag.pipeline.catalog import CorpusCatalog
 from regrag.pipeline.retrieve import Retriever, lexical_texts
-from regrag.services import CacheStats, Services
+from regrag.services import Services
 from regrag.wiring import models
 
 
@@ -50,11 +50,7 @@ def build_local_services(settings: Settings) -> Services:
         questions=question_index if settings.questions_index else None,
     )
     reranker = models.build_reranker(settings)
-    caches: dict[str, CacheStats] = {"query_embedding": embedder.query_cache.stats}
-    if isinstance(reranker, models.LlmReranker):
-        caches["rerank"] = reranker.cache.stats
-    if hyde is not None:
-        caches["hyde"] = hyde.cache.stats
+    caches = models.cache_counters(embedder, reranker, hyde)
     vector_cache = documents.cache
     caches["document_vectors"] = lambda: {"hits": vector_cache.hits, "misses": vector_cache.misses}
     bus = InProcessBus()

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from regrag.config import ConfigError, Settings
+from regrag.pipeline.caching import QueryEmbeddingCache
 from regrag.pipeline.compose import RelevanceFloor
 from regrag.pipeline.hyde import Hyde
 from regrag.pipeline.query import QueryOptions
@@ -18,6 +19,7 @@ from regrag.pipeline.questions import QuestionsIndexer
 from regrag.pipeline.rerank import LlmReranker, RetrievalOrderReranker
 from regrag.pipeline.retrieve import RetrievalConfig
 from regrag.ports import Embedder, Generator, QuestionIndex, Reranker
+from regrag.services import CacheStats
 
 if TYPE_CHECKING:
     from regrag.adapters.local.vector_cache import CachingEmbedder
@@ -189,3 +191,13 @@ def build_questions_indexer(
         timeout_s=settings.questions_timeout_s,
         max_questions=settings.questions_per_chunk,
     )
+
+
+def cache_counters(embedder: QueryEmbeddingCache, reranker: Reranker, hyde: Hyde | None) -> dict[str, CacheStats]:
+    """The in-memory caches this wiring built, by the name /healthz reports them under."""
+    caches: dict[str, CacheStats] = {"query_embedding": embedder.query_cache.stats}
+    if isinstance(reranker, LlmReranker):
+        caches["rerank"] = reranker.cache.stats
+    if hyde is not None:
+        caches["hyde"] = hyde.cache.stats
+    return caches

@@ -1,0 +1,135 @@
+"""What a query produces: candidates with the evidence of each retrieval leg, and the composed answer of verbatim
+spans with their citations."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from regrag.domain.models import DEFAULT_CORPUS, Chunk
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A retrieved chunk with its fused score and the evidence of each leg."""
+
+    chunk: Chunk
+    score: float
+    dense_rank: int | None = None
+    lexical_rank: int | None = None
+    dense_score: float | None = None
+    lexical_score: float | None = None
+    rerank_score: float | None = None
+    rerank_reason: str | None = None
+    corpora: tuple[str, ...] = ()  # every corpus that returned this document + article (after collapsing)
+    fused_score: float | None = None  # the dense + lexical RRF score within its corpus (before the corpus merge)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The API shape: {id, doc_id, article, title, score, text, corpus, corpora, metadata}."""
+        meta = self.chunk.meta
+        return {
+            "id": self.chunk.id,
+            "doc_id": self.chunk.doc_id,
+            "article": self.chunk.article,
+            "title": meta.title,
+            "score": round(self.score, 6),
+            "text": self.chunk.text,
+            "corpus": meta.corpus,
+            "corpora": list(self.corpora or (meta.corpus,)),
+            "metadata": {
+                "kind": self.chunk.kind,
+                "part": self.chunk.part,
+                "parts": self.chunk.parts,
+                "heading_path": list(self.chunk.heading_path),
+                "effective_date": meta.effective_date,
+                "effective_to": meta.effective_to,
+                "province": meta.province,
+                "asset": meta.asset,
+                "doc_class": meta.doc_class,
+                "regulation_level": meta.regulation_level,
+                "corpus": meta.corpus,
+                "source_url": meta.source_url,
+                "superseded_by": meta.superseded_by,
+                "dense_rank": self.dense_rank,
+                "lexical_rank": self.lexical_rank,
+                "dense_score": None if self.dense_score is None else round(self.dense_score, 6),
+                "lexical_score": None if self.lexical_score is None else round(self.lexical_score, 6),
+                "fused_score": None if self.fused_score is None else round(self.fused_score, 6),
+                "rerank_score": self.rerank_score,
+                "rerank_reason": self.rerank_reason,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Citation:
+    """Where a quote comes from: 〔《title》，生效：date〕 plus the ids that locate it."""
+
+    title: str
+    effective_date: str | None
+    url: str | None
+    doc_id: str
+    article: str
+    corpus: str = DEFAULT_CORPUS
+    corpora: tuple[str, ...] = ()
+    # version status on the question's as-of date: in_force | superseded (a newer version is in force
+    # today) | upcoming (a newer version takes effect later); `successor` names the newer version.
+    version_status: str = "in_force"
+    successor: dict[str, Any] | None = None
+
+    @property
+    def marker(self) -> str:
+        if self.effective_date:
+            return f"〔《{self.title}》，生效：{self.effective_date}〕"
+        return f"〔《{self.title}》〕"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["corpora"] = list(self.corpora or (self.corpus,))
+        data["marker"] = self.marker
+        return data
+
+
+@dataclass(frozen=True)
+class Bullet:
+    """One verbatim span with its citation."""
+
+    span: str
+    citation: Citation
+    chunk_id: str
+
+    def render(self) -> str:
+        return f" • {self.span}{self.citation.marker}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "span": self.span,
+            "chunk_id": self.chunk_id,
+            "text": self.render(),
+            "citation": self.citation.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The composed answer: a heading, verbatim bullets, deduplicated citations, and what was dropped."""
+
+    answer_zh: str
+    title: str
+    bullets: tuple[Bullet, ...]
+    citations: tuple[Citation, ...]
+    abstained: bool
+    dropped_spans: int = 0
+    chinese_ratio: float = 0.0
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer_zh": self.answer_zh,
+            "title": self.title,
+            "bullets": [b.to_dict() for b in self.bullets],
+            "citations": [c.to_dict() for c in self.citations],
+            "notes": list(self.notes),
+            "abstained": self.abstained,
+            "dropped_spans": self.dropped_spans,
+        }
