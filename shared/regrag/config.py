@@ -57,6 +57,13 @@ class Settings:
         default=None,
         metadata={"env": "REGRAG_ADMIN_PRINCIPALS", "pattern": _EMAILS},
     )
+    # web origins other than the API's own that may call it from a browser (comma-separated, e.g.
+    # "https://regrag.example.com"; "*" for any). Unset: same origin only, so a page a local user visits
+    # cannot query or post feedback in the background.
+    cors_origins: str | None = field(
+        default=None,
+        metadata={"env": "REGRAG_CORS_ORIGINS", "pattern": r"\s*(\*|https?://[^,\s/]+(\s*,\s*https?://[^,\s/]+)*)\s*"},
+    )
     # rerank
     rerank: bool = field(default=True, metadata={"env": "RERANK"})
     rerank_top_n: int = field(default=5, metadata={"env": "REGRAG_RERANK_TOP_N", "min": 1})
@@ -147,9 +154,16 @@ class Settings:
     vertex_emulator_host: str | None = field(default=None, metadata={"env": "REGRAG_VERTEX_EMULATOR_HOST"})
     embeddings_emulator_url: str | None = field(default=None, metadata={"env": "REGRAG_EMBEDDINGS_EMULATOR_URL"})
     key_store_emulator_host: str | None = field(default=None, metadata={"env": "REGRAG_SECRETMANAGER_EMULATOR_HOST"})
+    # `regrag serve`: questions answered at once, questions waiting for a turn (and for how long) before the
+    # server answers 503 with Retry-After (regrag.api.server)
+    serve_max_active: int = field(default=2, metadata={"env": "REGRAG_SERVE_MAX_ACTIVE", "min": 1, "max": 64})
+    serve_max_waiting: int = field(default=16, metadata={"env": "REGRAG_SERVE_MAX_WAITING", "min": 0, "max": 1000})
+    serve_wait_s: float = field(default=2.0, metadata={"env": "REGRAG_SERVE_WAIT_S", "min": 0.0, "max": 60.0})
     log_level: str = field(
         default="INFO", metadata={"env": "LOG_LEVEL", "choices": ("DEBUG", "INFO", "WARNING", "ERROR")}
     )
+    # questions can carry personal data: ERROR log lines redact them unless this is on (regrag.logs)
+    log_questions: bool = field(default=False, metadata={"env": "REGRAG_LOG_QUESTIONS"})
 
     @property
     def index_path(self) -> Path:
@@ -166,6 +180,11 @@ class Settings:
     @property
     def failures_path(self) -> Path:
         return self.data_dir / "failures.jsonl"
+
+    @property
+    def allowed_origins(self) -> frozenset[str]:
+        """REGRAG_CORS_ORIGINS as a set of origins (scheme://host[:port]), or {"*"}."""
+        return frozenset(o.strip().rstrip("/") for o in (self.cors_origins or "").split(",") if o.strip())
 
     @property
     def admin_principal_emails(self) -> frozenset[str]:

@@ -95,11 +95,13 @@ def test_no_corpus_answering_is_a_503_with_the_stats(services):
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"question": "", "corpora": ["national"]}, "question is required"),
+        ({"question": "", "corpora": ["national"]}, "question must be a non-empty string"),
+        ({"corpora": ["national"]}, "question is required"),
+        ({"question": QUESTION, "filter": {"province": "gd"}}, "unknown field 'filter'; did you mean 'filters'?"),
         ({"question": QUESTION, "corpora": []}, "corpora is empty"),
         ({"question": QUESTION, "corpora": ["mars"]}, "unknown corpus"),
-        ({"question": QUESTION, "corpora": [f"c{i}" for i in range(21)]}, "at most 20 corpora"),
-        ({"question": QUESTION, "corpora": ["Bad Name"]}, "invalid corpus name"),
+        ({"question": QUESTION, "corpora": [f"c{i}" for i in range(21)]}, "corpora has 21 items; at most 20"),
+        ({"question": QUESTION, "corpora": ["Bad Name"]}, "'Bad Name' is not a valid"),
         ({"question": QUESTION, "corpus_timeout_s": 0}, "corpus_timeout_s"),
         ({"question": QUESTION, "corpus_weights": {"national": "high"}}, "corpus_weights"),
     ],

@@ -49,8 +49,8 @@ def test_feedback_is_stored_and_exported_as_gradable_questions(services, tmp_pat
     [
         ({"helpful": True}, 400, "query_id"),
         ({"query_id": "x" * 32, "helpful": True}, 400, "query_id"),
-        ({"query_id": "0" * 32, "helpful": "yes"}, 400, "helpful must be true or false"),
-        ({"query_id": "0" * 32, "helpful": True, "rating": 5}, 400, "unknown feedback field"),
+        ({"query_id": "0" * 32, "helpful": "yes"}, 400, "helpful must be true or false, got a string"),
+        ({"query_id": "0" * 32, "helpful": True, "rating": 5}, 400, "unknown field 'rating'"),
         ({"query_id": "0" * 32, "helpful": True, "comment": "长" * 3000}, 400, "comment"),
         ({"query_id": "0" * 32, "helpful": True}, 404, "unknown query_id"),
     ],

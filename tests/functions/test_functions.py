@@ -162,7 +162,7 @@ def test_embed_and_upsert_functions_on_pubsub_events(env):
     [
         (b"", 400, "empty"),
         (b"{not json", 400, "not valid UTF-8 JSON"),
-        (json.dumps({"question": ""}).encode(), 400, "question is required"),
+        (json.dumps({"question": ""}).encode(), 400, "question must be a non-empty string"),
         (json.dumps({"question": "并网", "filters": {"province": "mars"}}).encode(), 400, "unknown value"),
         (json.dumps({"question": "并网", "top_k": 0}).encode(), 400, "top_k"),
         (json.dumps(["question"]).encode(), 400, "JSON object"),

@@ -67,16 +67,17 @@ def compose(services: Services, body: Any) -> dict[str, Any]:
     request = requests.parse_candidates_request(body)
     candidates = documents.stored_candidates(services.store, request.candidates)
     opts = services.query_options
-    source_text, document_meta = query_stage.store_lookups(services.store)
+    lookups = query_stage.StoreLookups(services.store)
     answer = compose_stage.compose_answer(
         request.question,
         candidates,
         request.filters,
-        source_text=source_text,
+        source_text=lookups.text,
         top_n=opts.compose_top_n,
         max_bullets=opts.max_bullets,
         floor=opts.floor,
-        document_meta=document_meta,
+        document_meta=lookups.meta,
+        counterpart=lookups.counterpart,
     )
     return answer.to_dict()
 

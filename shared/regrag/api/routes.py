@@ -14,7 +14,7 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge, RequestURITooLarge, UnsupportedMediaType
 from werkzeug.routing import Map, Rule
 from werkzeug.wrappers import Request, Response
 
@@ -26,6 +26,7 @@ from regrag.services import Services
 log = logs.get("api")
 
 MAX_BODY_BYTES = 1_000_000
+MAX_URL_CHARS = 8192  # no route needs more; the longest real one is a document id
 JSON_TYPE = "application/json"
 # The page's own files: a flat allow-list by name pattern, so /assets/ can never reach outside regrag/web.
 # Not /static/: functions-framework's Flask app owns that prefix, and the query function serves the page too.
@@ -38,9 +39,9 @@ _PAGE_CSP = (
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 _CORS = {
-    "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Headers": "Content-Type, Authorization",
     "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+    "Access-Control-Max-Age": "600",
 }
 _ERRORS: tuple[tuple[type[Exception], int], ...] = (
     (InvalidInput, 400),
@@ -59,6 +60,12 @@ Route = Callable[..., Response]
 def _json_route(fn: Callable[[Services, Any], dict[str, Any]]) -> Route:
     """A POST endpoint: the JSON body in, the endpoint's dict out."""
     return lambda services, request: json_response(200, fn(services, read_json(request)))
+
+
+def _openapi(services: Services, request: Request) -> Response:
+    from regrag.api.openapi import document
+
+    return json_response(200, document())
 
 
 def _get_route(fn: Callable[..., dict[str, Any]]) -> Route:
@@ -117,6 +124,7 @@ ROUTES: dict[str, Route] = {
     "admin_eval": _admin_route("eval", endpoints.admin_eval, with_body=True),
     "page": _page,
     "asset": _asset,
+    "openapi": _openapi,
 }
 
 # What the query function and `regrag serve` answer. POST / answers a question: the query Cloud Function is
@@ -137,6 +145,7 @@ URL_MAP = Map(
         Rule("/admin/index", methods=["GET"], endpoint="admin_index"),
         Rule("/admin/eval", methods=["POST"], endpoint="admin_eval"),
         Rule("/assets/<name>", methods=["GET"], endpoint="asset"),
+        Rule("/openapi.json", methods=["GET"], endpoint="openapi"),
     ],
     strict_slashes=False,
 )
@@ -145,49 +154,89 @@ URL_MAP = Map(
 def dispatch(services: Services, request: Request) -> Response:
     """Route one request and answer it; every failure becomes a JSON error response."""
     try:
+        if len(request.full_path) > MAX_URL_CHARS:
+            raise RequestURITooLarge(f"the URL is longer than {MAX_URL_CHARS} characters")
         if request.method == "OPTIONS":
-            return Response(status=204, headers=_CORS)
-        endpoint, args = URL_MAP.bind_to_environ(request.environ).match()
-        return ROUTES[str(endpoint)](services, request, **args)
+            response = Response(status=204)
+        else:
+            endpoint, args = URL_MAP.bind_to_environ(request.environ).match()
+            response = ROUTES[str(endpoint)](services, request, **args)
     except Exception as exc:  # noqa: BLE001 - error_response is the one place that maps every failure
-        return error_response(exc, request)
+        response = error_response(exc, request)
+    return with_cors(response, request, services.settings.allowed_origins)
 
 
 def dispatch_one(services: Services, request: Request, endpoint: str) -> Response:
     """A function that serves one POST endpoint at any path (rerank, compose, reconcile)."""
     try:
         if request.method == "OPTIONS":
-            return Response(status=204, headers=_CORS)
-        if request.method != "POST":
-            return json_response(*error_body(405, "method_not_allowed", "use POST"))
-        return ROUTES[endpoint](services, request)
+            response = Response(status=204)
+        elif request.method != "POST":
+            response = json_response(*error_body(405, "method_not_allowed", "use POST"))
+        else:
+            response = ROUTES[endpoint](services, request)
     except Exception as exc:  # noqa: BLE001 - error_response is the one place that maps every failure
-        return error_response(exc, request)
+        response = error_response(exc, request)
+    return with_cors(response, request, services.settings.allowed_origins)
+
+
+def with_cors(response: Response, request: Request, allowed: frozenset[str]) -> Response:
+    """CORS headers for an origin REGRAG_CORS_ORIGINS allows; none otherwise (the browser then keeps other
+    pages from reading or preflighting the API: same origin only, by default)."""
+    origin = request.headers.get("Origin")
+    if origin and ("*" in allowed or origin.rstrip("/") in allowed):
+        response.headers["Access-Control-Allow-Origin"] = origin
+        response.headers.update(_CORS)
+    response.vary.add("Origin")
+    return response
 
 
 # --- JSON in, JSON out, errors ------------------------------------------------------------------------------
 
 
 def read_json(request: Request) -> Any:
-    """The request body as JSON; InvalidInput if it is too large, empty, not UTF-8 or not JSON."""
-    raw = request.get_data(cache=False)
+    """The request body as JSON, read only up to MAX_BODY_BYTES.
+
+    Refused: a body over the limit (413, before it is read), a content type other than JSON (415: a web page
+    can send text/plain across origins without a preflight, JSON it cannot), an empty body, bytes that are not
+    UTF-8 JSON, and JSON nested deeper than the parser's recursion allows (400).
+    """
+    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+        raise RequestEntityTooLarge(f"request body larger than {MAX_BODY_BYTES} bytes")
+    if request.mimetype != JSON_TYPE:
+        raise UnsupportedMediaType(f"send the body as JSON with Content-Type: {JSON_TYPE}")
+    raw = request.stream.read(MAX_BODY_BYTES + 1)
     if len(raw) > MAX_BODY_BYTES:
-        raise InvalidInput(f"request body larger than {MAX_BODY_BYTES} bytes")
+        raise RequestEntityTooLarge(f"request body larger than {MAX_BODY_BYTES} bytes")
     if not raw.strip():
         raise InvalidInput("request body is empty; send a JSON object")
     try:
-        return json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"request body is not valid UTF-8 JSON: {exc}") from exc
+    except ValueError as exc:  # NaN / Infinity, which Python's json reads but JSON does not have
+        raise InvalidInput(f"request body: {exc}") from exc
+    except RecursionError as exc:
+        raise InvalidInput("request body is nested too deeply") from exc
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def dumps(body: Any) -> str:
-    return json.dumps(body, ensure_ascii=False)
+    """JSON with Chinese unescaped; escaped instead when some text is not encodable (an unpaired surrogate
+    echoed back from a request), so a response can always be sent."""
+    text = json.dumps(body, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body)
+    return text
 
 
 def json_response(status: int, body: dict[str, Any]) -> Response:
-    """UTF-8 JSON (Chinese unescaped) with permissive CORS for the search page."""
-    return Response(dumps(body), status=status, mimetype=JSON_TYPE, headers=_CORS)
+    return Response(dumps(body), status=status, mimetype=JSON_TYPE)
 
 
 def error_body(status: int, code: str, message: str, **extra: Any) -> tuple[int, dict[str, Any]]:

@@ -89,7 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from regrag.wiring import build_services
 
     # Logs go to stderr so stdout stays the command's output; per-document INFO lines only when asked for.
-    logs.configure(settings.log_level if "LOG_LEVEL" in os.environ else "WARNING", stream=sys.stderr)
+    logs.configure(
+        settings.log_level if "LOG_LEVEL" in os.environ else "WARNING",
+        stream=sys.stderr,
+        log_questions=settings.log_questions,
+    )
     try:
         services = build_services(settings)
         return int(COMMANDS[args.command](services, args))

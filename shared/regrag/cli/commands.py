@@ -47,7 +47,7 @@ def cmd_ask(services: Services, args: argparse.Namespace) -> int:
 
 
 def cmd_serve(services: Services, args: argparse.Namespace) -> int:
-    from regrag.api.server import serve
+    from regrag.api.server import Limits, serve
 
     stats = services.store.stats()
     print(
@@ -55,7 +55,9 @@ def cmd_serve(services: Services, args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    serve(services, args.host, args.port)
+    settings = services.settings
+    limits = Limits(settings.serve_max_active, settings.serve_max_waiting, settings.serve_wait_s)
+    serve(services, args.host, args.port, limits)
     return 0
 
 

@@ -72,10 +72,13 @@ class Citation:
     article: str
     corpus: str = DEFAULT_CORPUS
     corpora: tuple[str, ...] = ()
-    # version status on the question's as-of date: in_force | superseded (a newer version is in force
-    # today) | upcoming (a newer version takes effect later); `successor` names the newer version.
+    # the cited version's status on the question's as-of date (pipeline/citations.py version_status):
+    # in_force | upcoming | superseded | not_yet_in_force; `successor` names the newer version, and
+    # `counterpart` the article of the other version that corresponds to the cited one
     version_status: str = "in_force"
     successor: dict[str, Any] | None = None
+    promulgated: str | None = None
+    counterpart: dict[str, Any] | None = None
 
     @property
     def marker(self) -> str:

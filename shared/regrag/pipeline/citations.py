@@ -1,54 +1,87 @@
-"""Citations of quoted spans, and what the reader must know about the cited version (a newer one exists, or is
-promulgated but not yet in force), seen from the question's as-of date."""
+"""Citations of quoted spans, and what the reader must know about the cited version, seen from the day the
+question is about (its as-of date, else today).
+
+Statuses (`version_status`):
+- in_force: in force that day, and no newer version is known.
+- upcoming: in force that day, while a newer version was already promulgated and takes effect later; the note
+  names both of the newer version's dates (公布 and 施行).
+- superseded: in force that day but replaced since (a newer version took effect after it), or, when a request
+  asked for superseded versions too, no longer in force that day.
+- not_yet_in_force: promulgated but not in force that day (only quoted when a request asks for every version):
+  never presented as the law then in force.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from regrag.domain.models import DocumentMeta
 from regrag.domain.results import Bullet, Candidate, Citation
 
+IN_FORCE = "in_force"
+UPCOMING = "upcoming"
+SUPERSEDED = "superseded"
+NOT_YET_IN_FORCE = "not_yet_in_force"
+_UNKNOWN = "日期不详"
+
 
 def citation_for(candidate: Candidate) -> Citation:
+    """The citation of a chunk: its document's title and the day the cited article took effect."""
     meta = candidate.chunk.meta
     return Citation(
         meta.title,
-        meta.effective_date,
+        meta.effective_for(candidate.chunk.article),
         meta.source_url,
         meta.doc_id,
         candidate.chunk.article,
         meta.corpus,
         candidate.corpora or (meta.corpus,),
+        promulgated=meta.promulgated,
     )
 
 
-def version_note(
-    meta: DocumentMeta, successor: DocumentMeta | None, as_of: str | None, today: str
-) -> tuple[str, dict[str, Any] | None, str | None]:
-    """(status, successor summary, note) for a cited version, seen from the question's as-of date.
+@dataclass(frozen=True)
+class VersionStatus:
+    status: str
+    successor: dict[str, Any] | None = None
+    note: str | None = None
 
-    The quotes always come from the version in force on `as_of`; the note tells the reader when a newer
-    version exists (superseded) or is promulgated but takes effect later (upcoming).
-    """
-    if not meta.superseded_by or successor is None:
-        return "in_force", None, None
-    summary = {"doc_id": successor.doc_id, "title": successor.title, "effective_date": successor.effective_date}
-    when = successor.effective_date or "日期不详"
-    if successor.effective_date and successor.effective_date > today:
-        return (
-            "upcoming",
-            summary,
-            f"《{meta.title}》的新版本（生效：{when}）已公布，将于{when}起施行；以上引文为现行版本。",
-        )
-    day = as_of or today
-    return (
-        "superseded",
-        summary,
-        f"以上引用的《{meta.title}》（生效：{meta.effective_date}）是{day}时有效的版本，"
-        f"已被新版本《{successor.title}》（生效：{when}）取代。",
+
+def _dates(meta: DocumentMeta) -> str:
+    """（公布：P，施行：E）, or only the effective date when both are the same day."""
+    eff = meta.effective_date or _UNKNOWN
+    if meta.promulgated and meta.promulgated != meta.effective_date:
+        return f"（公布：{meta.promulgated}，施行：{eff}）"
+    return f"（施行：{eff}）"
+
+
+def version_status(meta: DocumentMeta, successor: DocumentMeta | None, day: str, today: str) -> VersionStatus:
+    """The cited version's status on `day` (the question's as-of date, or today), with the note to show."""
+    title = f"《{meta.title}》{_dates(meta)}"
+    if meta.effective_date and meta.effective_date > day:
+        return VersionStatus(NOT_YET_IN_FORCE, None, f"{title}在{day}尚未施行：以上引文不是当时有效的规定。")
+    if successor is None:
+        return VersionStatus(IN_FORCE)
+    summary = {
+        "doc_id": successor.doc_id,
+        "title": successor.title,
+        "promulgated": successor.promulgated,
+        "effective_date": successor.effective_date,
+    }
+    newer = f"新版本《{successor.title}》{_dates(successor)}"
+    succ_eff = successor.effective_date
+    if succ_eff and succ_eff <= day:
+        return VersionStatus(SUPERSEDED, summary, f"{title}在{day}已被{newer}取代：以上引文不是当时有效的规定。")
+    promulgated = successor.promulgated or succ_eff
+    if promulgated and promulgated <= day:
+        return VersionStatus(UPCOMING, summary, f"{title}是{day}时有效的版本；{newer}已公布、尚未施行。")
+    if succ_eff and succ_eff <= today:
+        return VersionStatus(SUPERSEDED, summary, f"{title}是{day}时有效的版本，此后已被{newer}取代。")
+    return VersionStatus(
+        UPCOMING, summary, f"{title}是{day}时有效的版本；{newer}已公布，将于{succ_eff or _UNKNOWN}起施行。"
     )
 
 
@@ -57,30 +90,37 @@ def annotate_versions(
     citations: Sequence[Citation],
     as_of: str | None,
     document_meta: Callable[[str], DocumentMeta | None],
+    counterpart: Callable[[Citation, DocumentMeta], dict[str, Any] | None] | None = None,
+    today: dt.date | None = None,
 ) -> tuple[list[Bullet], list[Citation], list[str]]:
-    """Each cited version's status and successor (on the citations and their bullets), and the notes to show."""
-    today = dt.date.today().isoformat()
+    """Each cited version's status and successor on the citations and their bullets, and the notes to show.
+
+    `counterpart(citation, other_version)`: the corresponding article of the other version, for a citation whose
+    version is not the one in force on the day (the newer version for superseded and upcoming ones, the older
+    one for a version not yet in force).
+    """
+    now = (today or dt.date.today()).isoformat()
+    day = as_of or now
     notes: list[str] = []
-    out: list[Citation] = []
-    for cite in citations:
-        meta = document_meta(cite.doc_id)
-        if meta is None or not meta.superseded_by:
-            out.append(cite)
+    statuses: dict[str, tuple[VersionStatus, DocumentMeta | None]] = {}
+    for doc_id in dict.fromkeys(c.doc_id for c in citations):
+        meta = document_meta(doc_id)
+        if meta is None:
             continue
-        status, summary, note = version_note(meta, document_meta(meta.superseded_by), as_of, today)
-        out.append(replace(cite, version_status=status, successor=summary))
-        if note:
-            notes.append(note)
-    by_doc = {c.doc_id: c for c in out}
-    annotated = [
-        replace(
-            b,
-            citation=replace(
-                b.citation,
-                version_status=by_doc[b.citation.doc_id].version_status,
-                successor=by_doc[b.citation.doc_id].successor,
-            ),
-        )
-        for b in bullets
-    ]
-    return annotated, out, notes
+        successor = document_meta(meta.superseded_by) if meta.superseded_by else None
+        found = version_status(meta, successor, day, now)
+        other = successor if found.status in (UPCOMING, SUPERSEDED) else None
+        if found.status == NOT_YET_IN_FORCE and meta.supersedes:
+            other = document_meta(meta.supersedes)
+        statuses[doc_id] = (found, other)
+        if found.note and found.note not in notes:
+            notes.append(found.note)
+
+    def annotate(cite: Citation) -> Citation:
+        if cite.doc_id not in statuses:
+            return cite
+        found, other = statuses[cite.doc_id]
+        extra = counterpart(cite, other) if counterpart is not None and other is not None else None
+        return replace(cite, version_status=found.status, successor=found.successor, counterpart=extra)
+
+    return [replace(b, citation=annotate(b.citation)) for b in bullets], [annotate(c) for c in citations], notes

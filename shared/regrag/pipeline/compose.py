@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from regrag import logs
 from regrag.domain.errors import InvalidInput
@@ -27,7 +28,8 @@ log = logs.get("compose")
 MIN_SPAN_CHARS = 20
 FALLBACK_CHARS = 120
 MAX_SPANS_PER_CANDIDATE = 2
-MIN_CHINESE_RATIO = 0.30
+MIN_CHINESE_RATIO = 0.30  # a quoted span below it is mostly not Chinese text
+FOREIGN_NOTE = "有{n}段相关内容主要不是中文（译文、公式或数据表），未作为引文，请在检索到的条文中查看原文。"
 ABSTAIN_TITLE = "未找到相关规定"
 ABSTAIN_TEXT = "语料库中没有与该问题直接对应的条款。请调整问题或筛选条件后重试，或咨询主管部门。"
 ASSET_NAMES = {
@@ -126,6 +128,7 @@ def compose_answer(
     max_bullets: int = 4,
     floor: RelevanceFloor | None = None,
     document_meta: Callable[[str], DocumentMeta | None] | None = None,
+    counterpart: Callable[[Citation, DocumentMeta], dict[str, Any] | None] | None = None,
 ) -> Answer:
     """Build the answer from the first `top_n` candidates (already in final order).
 
@@ -133,6 +136,7 @@ def compose_answer(
         source_text: doc_id → the stored document text, which every span must be a substring of.
         floor: when the candidates are too weak to quote (see RelevanceFloor).
         document_meta: doc_id → stored metadata, used to name newer versions of cited documents.
+        counterpart: (citation, another version) → that version's corresponding article (see citations.py).
     """
     if not question.strip():
         raise InvalidInput("question is empty")
@@ -144,20 +148,27 @@ def compose_answer(
     if not top or floor.weak(max(relevance, default=0.0), max(dense) if dense else None):
         return _abstain(question, filters)
     quotable = [c for c, rel in zip(top, relevance, strict=True) if rel >= floor.quote]
-    bullets, dropped = _quote(quotable, keywords, source_text, max_bullets)
+    bullets, dropped, foreign = _quote(quotable, keywords, source_text, max_bullets)
     if not bullets:
-        return _abstain(question, filters, dropped)
+        answer = _abstain(question, filters, dropped)
+        return _with_note(answer, FOREIGN_NOTE.format(n=foreign)) if foreign else answer
     heading = heading_for(question, filters)
     answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
     first: dict[str, Citation] = {}  # one citation per document (or URL): its first quoted article
     for b in bullets:
         first.setdefault(b.citation.url or b.citation.doc_id, b.citation)
     citations = list(first.values())
-    notes: list[str] = []
+    version_notes: list[str] = []
     if document_meta is not None:
-        bullets, citations, notes = annotate_versions(bullets, citations, filters.as_of, document_meta)
-    if notes:
-        answer_zh += "\n- 版本提示：\n" + "\n".join(f" • {n}" for n in notes)
+        bullets, citations, version_notes = annotate_versions(
+            bullets, citations, filters.as_of, document_meta, counterpart
+        )
+    if version_notes:
+        answer_zh += "\n- 版本提示：\n" + "\n".join(f" • {n}" for n in version_notes)
+    other_notes = [FOREIGN_NOTE.format(n=foreign)] if foreign else []
+    if other_notes:
+        answer_zh += "\n- 提示：\n" + "\n".join(f" • {n}" for n in other_notes)
+    notes = version_notes + other_notes
     answer = Answer(
         answer_zh,
         heading,
@@ -168,7 +179,9 @@ def compose_answer(
         chinese_ratio(answer_zh),
         tuple(notes),
     )
-    validate_answer(answer)
+    problems = answer_problems(answer)
+    if problems:  # our own output breaking its contract is a bug to fix, never a reason to fail the request
+        logs.event(log, logging.ERROR, "composed answer breaks its contract", problems=problems)
     return answer
 
 
@@ -177,12 +190,12 @@ def _quote(
     keywords: Sequence[Keyword],
     source_text: Callable[[str], str | None],
     max_bullets: int,
-) -> tuple[list[Bullet], int]:
-    """Up to `max_bullets` spans from the candidates, each checked to be verbatim in its stored document
-    (a span that is not is dropped, counted and logged): (bullets, dropped)."""
+) -> tuple[list[Bullet], int, int]:
+    """Up to `max_bullets` spans from the candidates, each checked to be verbatim in its stored document (a span
+    that is not is dropped, counted and logged): (bullets, dropped, spans skipped as mostly not Chinese)."""
     texts: dict[str, str | None] = {}
     bullets: list[Bullet] = []
-    dropped = 0
+    dropped = skipped_foreign = 0
     for cand in candidates:
         doc_id = cand.chunk.doc_id
         if doc_id not in texts:
@@ -190,7 +203,12 @@ def _quote(
         stored = texts[doc_id]
         for span in select_spans(cand.chunk.text, keywords):
             if len(bullets) >= max_bullets:
-                return bullets, dropped
+                return bullets, dropped, skipped_foreign
+            if chinese_ratio(span) < MIN_CHINESE_RATIO:
+                # The product quotes Chinese regulations: a span that is mostly not Chinese (a translation, a
+                # formula or a table of figures) is left to the evidence list, where the reader sees it whole.
+                skipped_foreign += 1
+                continue
             if not stored or span not in stored:
                 dropped += 1
                 logs.event(
@@ -202,7 +220,7 @@ def _quote(
                 )
                 continue
             bullets.append(Bullet(span, citation_for(cand), cand.chunk.id))
-    return bullets, dropped
+    return bullets, dropped, skipped_foreign
 
 
 def with_caution(answer: Answer) -> Answer:
@@ -220,14 +238,16 @@ def _abstain(question: str, filters: Filters, dropped: int = 0) -> Answer:
     return Answer(text, ABSTAIN_TITLE, (), (), True, dropped, chinese_ratio(text))
 
 
-def validate_answer(answer: Answer) -> None:
-    """The response contract: fields present, quotes cited, mostly Chinese."""
+def answer_problems(answer: Answer) -> list[str]:
+    """What breaks the response contract (fields present; a non-abstaining answer has cited quotes)."""
     problems = []
     if not answer.answer_zh or not answer.title:
         problems.append("answer_zh and title must be present")
     if not answer.abstained and (not answer.bullets or not answer.citations):
         problems.append("a non-abstaining answer needs bullets and citations")
-    if answer.chinese_ratio < MIN_CHINESE_RATIO:
-        problems.append(f"Chinese ratio {answer.chinese_ratio:.2f} < {MIN_CHINESE_RATIO}")
-    if problems:
-        raise ValueError("invalid composed answer: " + "; ".join(problems))
+    return problems
+
+
+def _with_note(answer: Answer, note: str) -> Answer:
+    text = f"{answer.answer_zh}\n- 提示：\n • {note}"
+    return replace(answer, answer_zh=text, notes=(*answer.notes, note), chinese_ratio=chinese_ratio(text))

@@ -75,6 +75,6 @@ def embed_chunks(
         parts=message.parts,
         model=embedder.model_id,
         ms=round((time.perf_counter() - started) * 1000, 1),
-        **({"questions": asked} if asked is not None else {}),
+        questions=asked,
     )
     return out

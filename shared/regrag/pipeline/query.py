@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import DocumentMeta, Filters
-from regrag.domain.results import Answer, Candidate
+from regrag.domain.results import Answer, Candidate, Citation
 from regrag.pipeline.catalog import CorpusCatalog
 from regrag.pipeline.compose import RelevanceFloor, compose_answer, question_keywords, with_caution
 from regrag.pipeline.confidence import Confidence, assess
@@ -19,6 +19,7 @@ from regrag.pipeline.filters import parse_filters
 from regrag.pipeline.requests import QueryRequest
 from regrag.pipeline.rerank import STATUS_SKIPPED, rerank_candidates
 from regrag.pipeline.retrieve import Retrieval, Retriever
+from regrag.pipeline.version_diff import Article, articles_of, counterpart
 from regrag.ports import ChunkStore, Reranker
 
 
@@ -100,16 +101,17 @@ def _compose(
     options: QueryOptions,
 ) -> tuple[Answer, Confidence]:
     """Verbatim quotes from the ranked candidates, and how far to trust them (a caution line when low)."""
-    source_text, document_meta = store_lookups(store)
+    lookups = StoreLookups(store)
     answer = compose_answer(
         question,
         ranked,
         filters,
-        source_text=source_text,
+        source_text=lookups.text,
         top_n=options.compose_top_n,
         max_bullets=options.max_bullets,
         floor=options.floor,
-        document_meta=document_meta,
+        document_meta=lookups.meta,
+        counterpart=lookups.counterpart,
     )
     confidence = assess(
         ranked, answer, question_keywords(question), rerank_status=rerank_status, dense_floor=options.floor.dense
@@ -138,24 +140,49 @@ def _response(
     }
 
 
-def store_lookups(store: ChunkStore) -> tuple[Callable[[str], str | None], Callable[[str], DocumentMeta | None]]:
-    """Per-request memoised lookups of stored text and metadata by doc id (compose calls them per citation)."""
-    cache: dict[str, tuple[DocumentMeta, str] | None] = {}
+class StoreLookups:
+    """Per-request memoised reads of the store that compose makes per citation: stored texts, metadata, and the
+    article of another version that corresponds to a cited one."""
 
-    def get(doc_id: str) -> tuple[DocumentMeta, str] | None:
-        if doc_id not in cache:
-            cache[doc_id] = store.get_document(doc_id)
-        return cache[doc_id]
+    def __init__(self, store: ChunkStore) -> None:
+        self.store = store
+        self._docs: dict[str, tuple[DocumentMeta, str] | None] = {}
+        self._articles: dict[str, list[Article]] = {}
 
-    def text(doc_id: str) -> str | None:
-        found = get(doc_id)
+    def _get(self, doc_id: str) -> tuple[DocumentMeta, str] | None:
+        if doc_id not in self._docs:
+            self._docs[doc_id] = self.store.get_document(doc_id)
+        return self._docs[doc_id]
+
+    def text(self, doc_id: str) -> str | None:
+        found = self._get(doc_id)
         return found[1] if found else None
 
-    def meta(doc_id: str) -> DocumentMeta | None:
-        found = get(doc_id)
+    def meta(self, doc_id: str) -> DocumentMeta | None:
+        found = self._get(doc_id)
         return found[0] if found else None
 
-    return text, meta
+    def articles(self, doc_id: str) -> list[Article]:
+        if doc_id not in self._articles:
+            self._articles[doc_id] = articles_of(self.store.document_chunks(doc_id))
+        return self._articles[doc_id]
+
+    def counterpart(self, citation: Citation, other: DocumentMeta) -> dict[str, Any] | None:
+        """The article of `other` (another version) that corresponds to the cited one, or None."""
+        cited = next((a for a in self.articles(citation.doc_id) if a.label == citation.article), None)
+        if cited is None:
+            return None
+        found = counterpart(cited.label, cited.text, self.articles(other.doc_id))
+        if found is None:
+            return {"doc_id": other.doc_id, "title": other.title, "article": None, "text": None, "similarity": 0.0}
+        article, score = found
+        return {
+            "doc_id": other.doc_id,
+            "title": other.title,
+            "article": article.label,
+            "text": article.text,
+            "similarity": round(score, 3),
+        }
 
 
 def retrieve_relevant_chunks(

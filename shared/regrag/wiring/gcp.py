@@ -45,7 +45,7 @@ def build_gcp_services(settings: Settings) -> Services:
     if settings.questions_index:
         # Vector Search would need a second index or datapoints keyed by question: refused, never ignored
         raise ConfigError("REGRAG_QUESTIONS_INDEX is supported in local mode only: GCP mode has no question index yet")
-    logs.configure(settings.log_level)
+    logs.configure(settings.log_level, log_questions=settings.log_questions)
     project, prefix = str(settings.gcp_project), settings.state_prefix
     docs = GcsBlobStore(str(settings.bucket), project=project, timeout_s=settings.gcs_timeout_s)
     state = GcsBlobStore(str(settings.state_bucket), project=project, timeout_s=settings.gcs_timeout_s)

@@ -24,7 +24,7 @@ def build_local_services(settings: Settings) -> Services:
         SqliteVectorIndex,
     )
 
-    logs.configure(settings.log_level)
+    logs.configure(settings.log_level, log_questions=settings.log_questions)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     models.limit_blas_threads()
     documents, model = models.build_local_embedder(settings)

@@ -1,0 +1,219 @@
+"""The OpenAPI 3.1 document of the API (GET /openapi.json), built from the request schemas the server validates
+with (regrag.pipeline.schemas), so what is published and what is enforced cannot drift apart."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from regrag import __version__
+from regrag.pipeline import schemas
+
+_ERROR = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+        }
+    },
+}
+_CITATION = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string"},
+        "effective_date": {"type": ["string", "null"], "description": "施行: the day the cited article took effect"},
+        "promulgated": {"type": ["string", "null"], "description": "公布: the day this version was adopted"},
+        "marker": {"type": "string", "description": "〔《title》，生效：date〕"},
+        "doc_id": {"type": "string"},
+        "article": {"type": "string"},
+        "url": {"type": ["string", "null"]},
+        "corpus": {"type": "string"},
+        "corpora": {"type": "array", "items": {"type": "string"}},
+        "version_status": {"type": "string", "enum": ["in_force", "upcoming", "superseded", "not_yet_in_force"]},
+        "successor": {"type": ["object", "null"]},
+        "counterpart": {"type": ["object", "null"], "description": "the corresponding article of the other version"},
+    },
+}
+_CANDIDATE = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "doc_id": {"type": "string"},
+        "article": {"type": "string"},
+        "title": {"type": "string"},
+        "score": {"type": "number"},
+        "text": {"type": "string"},
+        "corpus": {"type": "string"},
+        "corpora": {"type": "array", "items": {"type": "string"}},
+        "metadata": {"type": "object"},
+    },
+}
+_ANSWER = {
+    "type": "object",
+    "properties": {
+        "answer_zh": {"type": "string"},
+        "title": {"type": "string"},
+        "bullets": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "span": {"type": "string", "description": "verbatim text of the stored regulation"},
+                    "text": {"type": "string"},
+                    "chunk_id": {"type": "string"},
+                    "citation": {"$ref": "#/components/schemas/Citation"},
+                },
+            },
+        },
+        "citations": {"type": "array", "items": {"$ref": "#/components/schemas/Citation"}},
+        "notes": {"type": "array", "items": {"type": "string"}},
+        "abstained": {"type": "boolean"},
+        "dropped_spans": {"type": "integer"},
+    },
+}
+_QUERY_RESPONSE = {
+    "allOf": [{"$ref": "#/components/schemas/Answer"}],
+    "type": "object",
+    "properties": {
+        "query_id": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+        "candidates": {"type": "array", "items": {"$ref": "#/components/schemas/Candidate"}},
+        "confidence": {"type": "object"},
+        "rerank_status": {"type": "string"},
+        "corpus_stats": {"type": "array", "items": {"type": "object"}},
+        "filters": {"type": "object"},
+        "scope": {"type": "object"},
+        "temporal": {"type": "object", "description": "the day the answer is about, and where that came from"},
+        "timings_ms": {"type": "object", "additionalProperties": {"type": "number"}},
+    },
+}
+
+_ERRORS = {
+    "400": "invalid request (the message names the field)",
+    "413": "request body too large",
+    "415": "the body is not sent as application/json",
+    "503": "no corpus or backend could answer; retry",
+}
+
+
+def _json(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"application/json": {"schema": schema}}
+
+
+def _responses(ok: dict[str, Any], *codes: str, extra: dict[str, str] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"200": {"description": "OK", "content": _json(ok)}}
+    for code in codes:
+        out[code] = {"description": _ERRORS.get(code, (extra or {}).get(code, "error")), "content": _json(_ERROR)}
+    for code, text in (extra or {}).items():
+        out[code] = {"description": text, "content": _json(_ERROR)}
+    return out
+
+
+def _post(summary: str, request: str, ok: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "post": {
+            "summary": summary,
+            "requestBody": {"required": True, "content": _json({"$ref": f"#/components/schemas/{request}"})},
+            "responses": _responses(ok, "400", "413", "415", extra=extra.pop("errors", None)),
+            **extra,
+        }
+    }
+
+
+def _get(summary: str, ok: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    errors = extra.pop("errors", None)
+    return {"get": {"summary": summary, "responses": _responses(ok, extra=errors), **extra}}
+
+
+_DOC_ID = [{"name": "doc_id", "in": "path", "required": True, "schema": schemas.DOC_ID}]
+_ADMIN: list[dict[str, list[str]]] = [{"bearer": []}]
+
+
+@cache
+def document() -> dict[str, Any]:
+    """The OpenAPI 3.1 document (built once per process)."""
+    query = _post(
+        "Ask a question: verbatim quotes with citations", "QueryRequest", {"$ref": "#/components/schemas/QueryResponse"}
+    )
+    query["post"]["responses"]["503"] = {"description": _ERRORS["503"], "content": _json(_ERROR)}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "regrag",
+            "version": __version__,
+            "description": "Questions on Chinese energy regulations, answered with verbatim quotes cited as "
+            "〔《title》，生效：date〕 (生效: the day the cited version took effect).",
+        },
+        "paths": {
+            "/query": query,
+            "/rerank": _post(
+                "Reorder named candidates",
+                "CandidatesRequest",
+                {"type": "object"},
+                errors={"404": "unknown candidate id"},
+            ),
+            "/compose": _post(
+                "Quote named candidates",
+                "CandidatesRequest",
+                {"$ref": "#/components/schemas/Answer"},
+                errors={"404": "unknown candidate id"},
+            ),
+            "/feedback": _post(
+                "Say whether an answer helped",
+                "FeedbackRequest",
+                {"type": "object"},
+                errors={"404": "unknown query id"},
+            ),
+            "/corpora": _get("Corpora with document and chunk counts", {"type": "object"}),
+            "/documents/{doc_id}": _get(
+                "A document's text, metadata, dates and article anchors",
+                {"type": "object"},
+                parameters=_DOC_ID,
+                errors={"404": "no such document"},
+            ),
+            "/documents/{doc_id}/versions": _get(
+                "The version chain and what changed between versions",
+                {"type": "object"},
+                parameters=_DOC_ID,
+                errors={"404": "no such document"},
+            ),
+            "/healthz": _get("Health, index size and cache counters", {"type": "object"}),
+            "/openapi.json": _get("This document", {"type": "object"}),
+            "/admin/prompts": _get(
+                "Prompt versions (admin)",
+                {"type": "object"},
+                security=_ADMIN,
+                errors={"401": "no credentials", "403": "not an admin"},
+            ),
+            "/admin/index": _get(
+                "Index facts (admin)",
+                {"type": "object"},
+                security=_ADMIN,
+                errors={"401": "no credentials", "403": "not an admin"},
+            ),
+            "/admin/eval": _post(
+                "Evaluate a question file (admin)",
+                "EvalRequest",
+                {"type": "object"},
+                security=_ADMIN,
+                errors={"401": "no credentials", "403": "not an admin", "404": "no such question file"},
+            ),
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "QueryRequest": schemas.QUERY,
+                "CandidatesRequest": schemas.CANDIDATES,
+                "FeedbackRequest": schemas.FEEDBACK,
+                "EvalRequest": schemas.EVAL,
+                "Filters": schemas.FILTERS,
+                "QueryResponse": _QUERY_RESPONSE,
+                "Answer": _ANSWER,
+                "Citation": _CITATION,
+                "Candidate": _CANDIDATE,
+                "Error": _ERROR,
+            },
+        },
+    }
