@@ -13,6 +13,7 @@ from typing import Any
 from regrag.domain.errors import InvalidInput
 from regrag.domain.messages import ChunksEmbedded, DocumentChunked, DocumentDeleted, Message
 from regrag.events import (
+    GCS_DELETED,
     StorageEvent,
     decode_message,
     decode_pubsub_payload,
@@ -103,6 +104,13 @@ def upsert_message(services: Services, payload: dict[str, Any], attributes: dict
     """The in-process bus's delivery of a ChunksEmbedded or DocumentDeleted."""
     key = str(attributes.get("doc_id", "?"))
     return run_event("upsert", key, lambda: _upsert(services, decode_message(payload)), services.failures)
+
+
+def object_removed(services: Services, name: str, generation: int) -> upsert_stage.UpsertResult | None:
+    """An object deleted from the local bucket (`regrag delete`, `regrag ingest --prune`): the same path as a
+    Cloud Storage delete notification on GCP."""
+    event = StorageEvent(GCS_DELETED, "local", name, generation)
+    return run_event("upsert", name, lambda: _remove_object(services, event), services.failures)
 
 
 def _remove_object(services: Services, event: StorageEvent) -> upsert_stage.UpsertResult | None:

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +61,19 @@ def run(services: Services) -> Iterator[dict[str, Any]]:
     reason = missing_prerequisite()
     if reason:
         pytest.skip(f"BROWSER TESTS SKIPPED: {reason}; run `bash tests/browser/install.sh` (as root)")
-    from werkzeug.serving import make_server
+    import waitress
 
-    server = make_server("127.0.0.1", 0, wsgi_app(services), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # The page on 127.0.0.1 calls the API as "localhost" too (the cross-origin step): that origin is allowed
+    # the way a deployment allows its page's origin, once the port is known.
+    apps: dict[str, Any] = {}
+    server = waitress.create_server(lambda env, start: apps["app"](env, start), host="127.0.0.1", port=0, threads=8)
+    port = server.effective_port  # type: ignore[union-attr]
+    allowed = replace(services, settings=replace(services.settings, cors_origins=f"http://127.0.0.1:{port}"))
+    apps["app"] = wsgi_app(allowed)
+    thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
-        url = f"http://127.0.0.1:{server.server_port}/"
+        url = f"http://127.0.0.1:{port}/"
         done = subprocess.run(
             ["node", str(HERE / "drive.mjs"), url, str(ARTIFACTS)],
             cwd=HERE,
@@ -76,9 +83,8 @@ def run(services: Services) -> Iterator[dict[str, Any]]:
             check=False,
         )
     finally:
-        server.shutdown()
+        server.close()
         thread.join(timeout=5)
-        server.server_close()
     assert done.returncode == 0, f"drive.mjs failed ({done.returncode}):\n{done.stderr[-4000:]}"
     yield json.loads(done.stdout.strip().splitlines()[-1])
 

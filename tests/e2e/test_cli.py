@@ -72,3 +72,43 @@ def test_bad_configuration_names_the_variable(monkeypatch, capsys):
     monkeypatch.setenv("REGRAG_TOP_K", "lots")
     code, _, err = run(capsys, "ask", "并网")
     assert code == 2 and "REGRAG_TOP_K" in err
+
+
+def test_a_document_rejected_by_upsert_counts_as_failed(tmp_path, monkeypatch, capsys):
+    """A reused doc_id passes ingest and embed but is refused by upsert: the run must say so and exit 2."""
+    monkeypatch.setenv("REGRAG_EMBEDDER", "hash")
+    corpus = make_corpus(tmp_path, {"sh-0001"})
+    assert run(capsys, "ingest", str(corpus))[0] == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(corpus / "docs" / "sh-0001.md", other / "copy.md")
+    (other / "copy.md.meta.json").write_text(json.dumps({"doc_id": "sh-0001"}), encoding="utf-8")
+    code, out, err = run(capsys, "ingest", str(other))
+    assert code == 2 and json.loads(out)["failed"] == 1
+    assert "failed (upsert): sh-0001" in err and "already used by" in err
+
+
+def test_delete_and_prune_remove_documents_through_the_delete_path(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("REGRAG_EMBEDDER", "hash")
+    corpus = make_corpus(tmp_path, {"nat-reg-0088", "sh-0001", "ha-0001"})
+    assert run(capsys, "ingest", str(corpus))[0] == 0
+    code, out, _ = run(capsys, "delete", "ha-0001", "nope")
+    assert code == 2 and json.loads(out.splitlines()[0]) == {
+        "doc_id": "ha-0001",
+        "deleted": True,
+        "source": "docs/ha-0001.md",
+    }
+    code, out, _ = run(capsys, "ask", "供用电 用电人", "--json")
+    assert "ha-0001" not in {c["doc_id"] for c in json.loads(out)["candidates"]}
+
+    # the file of sh-0001 leaves the folder (and the manifest): --prune removes it from the index
+    manifest = corpus / "manifest.jsonl"
+    lines = [ln for ln in manifest.read_text(encoding="utf-8").splitlines() if '"sh-0001"' not in ln]
+    manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "ingest", str(corpus), "--prune")
+    summary = json.loads(out)
+    assert code == 0 and summary["pruned"] == 1 and "pruned: sh-0001" in err
+    # ha-0001 is still in the folder: deleted from the index above, this run brings it back
+    assert summary["chunked"] == 1 and summary["unchanged"] == 1 and summary["index"]["documents"] == 2
+    code, out, _ = run(capsys, "ingest", str(corpus), "--prune")
+    assert json.loads(out)["pruned"] == 0 and json.loads(out)["unchanged"] == 2

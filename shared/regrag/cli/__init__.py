@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from regrag.cli import commands
-from regrag.cli.ingest import cmd_ingest
+from regrag.cli.ingest import cmd_delete, cmd_ingest
 from regrag.config import ConfigError, Settings
 from regrag.domain.errors import RegragError
 from regrag.services import Services
@@ -26,7 +26,15 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("paths", nargs="+")
     ing.add_argument("--corpus", help="assign every document to this corpus")
     ing.add_argument("--force", action="store_true", help="re-ingest unchanged files")
+    ing.add_argument(
+        "--prune",
+        action="store_true",
+        help="also remove indexed documents (of --corpus, when given) whose files these paths no longer hold",
+    )
     ing.add_argument("--quiet", action="store_true")
+
+    rm = sub.add_parser("delete", help="remove documents from the bucket and the index")
+    rm.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
 
     ask = sub.add_parser("ask", help="ask a question and print the cited answer")
     ask.add_argument("question")
@@ -69,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 COMMANDS: dict[str, Callable[[Services, argparse.Namespace], int]] = {
     "ingest": cmd_ingest,
+    "delete": cmd_delete,
     "ask": commands.cmd_ask,
     "serve": commands.cmd_serve,
     "eval": commands.cmd_eval,

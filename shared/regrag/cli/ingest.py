@@ -103,33 +103,84 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
     progress = Progress(len(uploads), "ingest")
     counts = {"chunked": 0, "unchanged": 0, "failed": 0, "skipped": 0}
     chunks = 0
-    failures_before = len(services.failures.list())
+    failed: list[dict[str, Any]] = []
     started = time.perf_counter()
     for up in uploads:
-        if _unchanged(services, up) and not args.force:
-            counts["unchanged"] += 1
-        else:
-            result = handlers.ingest_name(services, _put(services, up))
-            if result is None:
-                counts["failed"] += 1
-            else:
-                counts[result.status if result.status in counts else "skipped"] += 1
-                chunks += result.chunks
+        status, result_chunks, problems = _ingest_one(services, up, force=args.force)
+        counts[status] += 1
+        chunks += result_chunks
+        failed += problems
         progress.step(up.name)
-    failures = services.failures.list()[failures_before:]
-    dead = len(services.bus.dead_letters) if services.bus is not None else 0
+    pruned = _prune(services, uploads, args.corpus) if args.prune else []
     summary = {
         **counts,
         "chunks": chunks,
         "documents": len(uploads),
+        "pruned": len(pruned),
         "seconds": round(time.perf_counter() - started, 1),
-        "dead_letters": dead,
+        "dead_letters": len(services.bus.dead_letters) if services.bus is not None else 0,
         "index": services.store.stats(),
     }
     print(json.dumps(summary, ensure_ascii=False, indent=None if args.quiet else 1))
-    for f in failures:
-        print(f"failed: {f.get('key')}: {f.get('error')}", file=sys.stderr)
-    return 0 if counts["failed"] == 0 and dead == 0 else 2
+    for f in failed:
+        print(f"failed ({f.get('stage')}): {f.get('key')}: {f.get('error')}", file=sys.stderr)
+    for doc_id in pruned:
+        print(f"pruned: {doc_id}", file=sys.stderr)
+    return 0 if counts["failed"] == 0 else 2
+
+
+def _ingest_one(services: Services, up: Upload, *, force: bool) -> tuple[str, int, list[dict[str, Any]]]:
+    """(outcome, chunks, failures) of one file. A failure at any stage — ingest, embed, upsert, or a message
+    the bus dead-lettered — fails the file: the in-process bus runs every stage before ingest_name returns."""
+    if not force and _unchanged(services, up):
+        return "unchanged", 0, []
+    failures_before = len(services.failures.list())
+    dead_before = len(services.bus.dead_letters) if services.bus is not None else 0
+    result = handlers.ingest_name(services, _put(services, up))
+    problems = services.failures.list()[failures_before:]
+    if services.bus is not None:
+        problems += [
+            {"stage": d.topic, "key": up.name, "error": f"dead-lettered: {error}"}
+            for d, error in services.bus.dead_letters[dead_before:]
+        ]
+    if result is None or problems:
+        return "failed", 0, problems or [{"stage": "ingest", "key": up.name, "error": "not ingested"}]
+    return (result.status if result.status in ("chunked", "skipped") else "skipped"), result.chunks, []
+
+
+def _prune(services: Services, uploads: list[Upload], corpus: str | None) -> list[str]:
+    """Remove every indexed document (of `corpus`, when given) whose file this run did not see: the folder is
+    the whole collection. The same path as a deleted object on GCP (handlers.object_removed)."""
+    seen = {up.name for up in uploads}
+    gone = [m for m in services.store.list_documents(corpus) if m.source_name and m.source_name not in seen]
+    for meta in gone:
+        remove_object(services, meta.source_name)
+    return [m.doc_id for m in gone]
+
+
+def remove_object(services: Services, name: str) -> None:
+    """Delete an object and its sidecar from the bucket, then remove what it produced from the index."""
+    blob = services.blobs.read_optional(name)
+    generation = blob.generation if blob is not None else 0
+    for object_name in (name + SIDECAR_SUFFIX, name):
+        if services.blobs.read_optional(object_name) is not None:
+            services.blobs.delete(object_name)
+    handlers.object_removed(services, name, generation)
+
+
+def cmd_delete(services: Services, args: argparse.Namespace) -> int:
+    """`regrag delete DOC_ID…`: each document out of the bucket and the index."""
+    missing = 0
+    for doc_id in args.doc_ids:
+        found = services.store.get_document(doc_id)
+        if found is None:
+            print(f"no document {doc_id!r} in the index", file=sys.stderr)
+            missing += 1
+            continue
+        remove_object(services, found[0].source_name or doc_id)
+        still = services.store.get_document(doc_id)
+        print(json.dumps({"doc_id": doc_id, "deleted": still is None, "source": found[0].source_name}))
+    return 0 if missing == 0 else 2
 
 
 def _sidecar_bytes(up: Upload) -> bytes | None:
