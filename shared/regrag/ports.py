@@ -116,6 +116,12 @@ class ChunkStore(Protocol):
         """
         ...
 
+    def set_supersedes(self, doc_id: str, older_id: str | None) -> PutResult:
+        """Record (or, with None, withdraw) that a stored document supersedes `older_id`, and relink both versions
+        as put_part does: a link found after both were stored (a repeal clause naming a version that arrived
+        later), or a claim that turned out invalid. NotFound if `doc_id` is not stored."""
+        ...
+
     def obsolete_chunk_ids(self, doc_id: str) -> list[str]:
         """Chunks of older versions, and chunks of the current version that its complete set of parts lacks."""
         ...
@@ -133,6 +139,12 @@ class ChunkStore(Protocol):
     def get_document(self, doc_id: str) -> tuple[DocumentMeta, str] | None: ...
 
     def list_documents(self, corpus: str | None = None) -> list[DocumentMeta]: ...
+
+    def find_documents(self, corpus: str, kind: str, key: str) -> list[DocumentMeta]:
+        """The documents of `corpus` stored under `key` (DocumentMeta.keys): kind "title" finds the versions
+        titled so, kind "repeals" the documents whose text repeals a text titled so. Cost independent of how
+        many documents the store holds."""
+        ...
 
     def document_chunks(self, doc_id: str) -> list[Chunk]: ...
 

@@ -146,7 +146,9 @@ def test_documents_and_versions_endpoints(hash_services):
     assert doc["text"][first["start"] : first["end"]].startswith(first["article"])
     chain = endpoints.versions(hash_services, "nat-law-0077")["versions"]
     assert [v["doc_id"] for v in chain] == ["nat-law-0076", "nat-law-0077"]
-    assert chain[0]["effective_to"] == chain[1]["effective_from"] == "2024-06-28"
+    # promulgated 2024-06-28 (the sidecar's date), in force from 2024-11-01 (本法自2024年11月1日起施行)
+    assert chain[0]["effective_to"] == chain[1]["effective_from"] == "2024-11-01"
+    assert chain[1]["promulgated"] == "2024-06-28"
     assert endpoints.versions(hash_services, "nat-law-0076")["versions"] == chain
     status, _body = call(endpoints.document, hash_services, "nope")
     assert status == 404

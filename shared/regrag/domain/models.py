@@ -36,6 +36,7 @@ class TitleReference:
     clause: str
     date: str | None = None
     doc_id: str | None = None
+    key: str = ""  # the title's key (regrag.text.relations.title_key): how stores find the documents it names
 
 
 REPEALS = "repeals"
@@ -71,6 +72,7 @@ class DocumentMeta:
     encoding: str = ""
     source: str | None = None  # provenance string from the publisher (e.g. a repository path)
     promulgated: str | None = None
+    title_key: str = ""  # the title as versions share it (regrag.text.relations.title_key), set at ingest
     effective_clause: str | None = None  # the verbatim 施行 clause `effective_date` was read from
     exceptions: tuple[DateException, ...] = ()
     references: tuple[TitleReference, ...] = ()
@@ -116,6 +118,13 @@ class DocumentMeta:
 
     def titled(self, kind: str) -> tuple[TitleReference, ...]:
         return tuple(r for r in self.references if r.kind == kind)
+
+    def keys(self) -> dict[str, tuple[str, ...]]:
+        """What stores index this document under: its title key, and the keys of the titles it repeals."""
+        return {
+            "title": (self.title_key,) if self.title_key else (),
+            REPEALS: tuple(dict.fromkeys(r.key for r in self.titled(REPEALS) if r.key)),
+        }
 
 
 @dataclass(frozen=True)

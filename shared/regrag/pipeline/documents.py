@@ -3,6 +3,7 @@ cited article, and candidates named by id (for /rerank and /compose)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,6 +11,7 @@ from regrag.domain.errors import NotFound
 from regrag.domain.models import Chunk, DocumentMeta
 from regrag.domain.results import Candidate
 from regrag.pipeline.requests import CandidateRef
+from regrag.pipeline.version_diff import articles_of, diff_articles, summarize
 from regrag.ports import ChunkStore
 from regrag.text.legal import find_cross_references
 
@@ -80,21 +82,39 @@ def version_chain(store: ChunkStore, doc_id: str) -> list[DocumentMeta]:
 
 
 def versions_view(store: ChunkStore, doc_id: str) -> dict[str, Any]:
-    """GET /documents/{doc_id}/versions: the supersedes chain, oldest first, with validity dates."""
+    """GET /documents/{doc_id}/versions: the supersedes chain, oldest first, each version with both of its dates
+    (公布, 施行) and when it stopped being in force; and, for each pair of consecutive versions, what changed:
+    articles added, removed, renumbered and changed (matched by text and label, regrag.pipeline.version_diff),
+    with both texts. Unchanged articles are only counted."""
+    chain = version_chain(store, doc_id)
+    articles = {m.doc_id: articles_of(store.document_chunks(m.doc_id)) for m in chain}
+    changes = []
+    for older, newer in itertools.pairwise(chain):
+        diff = diff_articles(articles[older.doc_id], articles[newer.doc_id])
+        changes.append(
+            {
+                "from": older.doc_id,
+                "to": newer.doc_id,
+                "summary": summarize(diff),
+                "articles": [c.to_dict() for c in diff if c.kind != "unchanged"],
+            }
+        )
     return {
         "doc_id": doc_id,
         "versions": [
             {
                 "doc_id": m.doc_id,
                 "title": m.title,
+                "promulgated": m.promulgated,
                 "effective_from": m.effective_date,
                 "effective_to": m.effective_to,
                 "supersedes": m.supersedes,
                 "superseded_by": m.superseded_by,
                 "corpus": m.corpus,
             }
-            for m in version_chain(store, doc_id)
+            for m in chain
         ],
+        "changes": changes,
     }
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from regrag import logs
 from regrag.domain.errors import InvalidInput
 from regrag.domain.messages import ChunksEmbedded, DocumentDeleted
+from regrag.pipeline import versions
 from regrag.pipeline.lexical import chunk_tokens
 from regrag.ports import ChunkStore, LexicalIndex, QuestionIndex, VectorIndex
 
@@ -58,12 +59,16 @@ def upsert_chunks(
             stored_generation=current,
         )
         return UpsertResult("stale", meta.doc_id)
+    meta = versions.predecessor(meta, store)
     put = store.put_part(meta, message.text, message.chunks, message.part, message.parts)
-    chunks = [replace(c, meta=put.meta) for c in message.chunks]  # carry version links into the restricts
+    relinked = list(dict.fromkeys([*put.relinked, *versions.later_links(put.meta, store)]))
+    stored = store.get_document(meta.doc_id)
+    linked = stored[0] if stored else put.meta  # later_links may have linked a successor to this version
+    chunks = [replace(c, meta=linked) for c in message.chunks]  # carry version links into the restricts
     vectors.upsert(chunks, list(message.vectors))
     tokens = [chunk_tokens(c) for c in chunks]
     lexical.upsert(chunks, [b for b, _ in tokens], [t for _, t in tokens])
-    for doc_id in put.relinked:
+    for doc_id in relinked:
         related = store.document_chunks(doc_id)
         vectors.refresh_metadata(related)
         lexical.refresh_metadata(related)

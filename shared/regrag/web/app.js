@@ -325,21 +325,52 @@ function versionOf(citation, citations) {
   return listed && listed.version_status !== 'in_force' ? listed : citation;
 }
 
+const VERSION_STATUS = {
+  upcoming: '新版本已公布、尚未施行',
+  superseded: '已被新版本取代',
+  not_yet_in_force: '尚未施行',
+};
+
+/** The cited version's status on the day asked, with a link to the other version (newer, or older). */
 function versionBadge(citation, article) {
   const status = citation.version_status;
+  if (!VERSION_STATUS[status]) return null;
   const next = citation.successor;
-  if (status !== 'superseded' && status !== 'upcoming') return null;
-  const when = (next && next.effective_date) || '日期不详';
-  const text = status === 'superseded' ? `已被取代：新版本生效于 ${when}` : `新版本将于 ${when} 起施行`;
+  const other = citation.counterpart;
+  let text = VERSION_STATUS[status];
+  if (next && status !== 'not_yet_in_force') {
+    text += `：新版本${next.promulgated && next.promulgated !== next.effective_date ? `${next.promulgated} 公布，` : ''}`
+      + `${next.effective_date || '日期不详'} 起施行`;
+  }
+  const target = other && other.doc_id ? other : next;
   return h('span', { class: `badge version-badge version-${status}` },
     text,
-    next && next.doc_id
+    target && target.doc_id
       ? h('button', {
         type: 'button',
         class: 'link-button',
-        onclick: (e) => openArticle({ doc_id: next.doc_id, article, otherVersion: true }, e.currentTarget),
-      }, '查看新版本')
+        onclick: (e) => openArticle(
+          { doc_id: target.doc_id, article: (other && other.article) || article, otherVersion: true }, e.currentTarget),
+      }, status === 'not_yet_in_force' ? '查看当时有效的版本' : '查看新版本')
       : null);
+}
+
+/** The corresponding article of the other version, under a quote from a version not in force on the day asked. */
+function counterpartNote(citation) {
+  const other = citation.counterpart;
+  if (!other || !citation.version_status || citation.version_status === 'in_force') return null;
+  const which = citation.version_status === 'not_yet_in_force' ? '当时有效的版本' : '新版本';
+  if (!other.article) return h('p', { class: 'counterpart' }, `${which}中没有与本条对应的条文。`);
+  return h('details', { class: 'counterpart' },
+    h('summary', null, `${which}对应条文：${other.article}`),
+    h('p', { class: 'counterpart-text' }, other.text || ''));
+}
+
+/** Which day the answer is about, when it is not simply today. */
+function temporalNote(temporal) {
+  if (!temporal || !temporal.as_of || temporal.source === 'today') return null;
+  const why = temporal.source === 'filter' ? '筛选条件' : `问题中的“${temporal.text || ''}”`;
+  return h('span', { class: 'temporal-note' }, `时点：${temporal.as_of}（依据${why}）`);
 }
 
 function filterSummary(filters) {
@@ -376,6 +407,7 @@ function renderAnswer(data, stats) {
     : null;
   const meta = h('p', { class: 'answer-meta' },
     h('span', null, `筛选：${filterSummary(data.filters || {})}`),
+    temporalNote(data.temporal),
     scopeNote(data.scope),
     h('span', { class: data.rerank_status === 'ok' || data.rerank_status === 'skipped' ? '' : 'warn' },
       `排序：${RERANK_STATUS[data.rerank_status] || `重新排序未完成（${data.rerank_status}），按检索得分排列`}`),
@@ -418,7 +450,8 @@ function renderAnswer(data, stats) {
           type: 'button',
           class: 'link-button copy',
           onclick: (e) => copyText(`${bullet.span}${cite.marker || ''}`, e.currentTarget),
-        }, '复制引文')));
+        }, '复制引文')),
+      counterpartNote(cite));
   });
   const notes = data.notes && data.notes.length
     ? h('div', { class: 'notes', role: 'note' },
@@ -593,9 +626,34 @@ function articleSection(anchor, text, start, cited, flag, marks) {
   return section;
 }
 
-function describeMeta(meta, docId) {
+/** The day the badges are seen from: the as-of date chosen in the filters, else today. */
+function asOfDay() {
+  const chosen = $('#f-as-of') && $('#f-as-of').value;
+  return chosen || new Date().toISOString().slice(0, 10);
+}
+
+/** 尚未施行 / 已被取代 / 现行, seen from the as-of day. */
+function statusBadge(meta) {
+  const day = asOfDay();
+  if (meta.effective_date && meta.effective_date > day) {
+    return h('span', { class: 'badge version-badge version-not_yet_in_force' }, `尚未施行（${day}）`);
+  }
+  if (meta.effective_to && meta.effective_to <= day) {
+    return h('span', { class: 'badge version-badge version-superseded' }, `已被取代（${day}）`);
+  }
+  return h('span', { class: 'badge version-badge version-in_force' }, `现行有效（${day}）`);
+}
+
+const DATE_SOURCES = { text: '依据正文施行条款', sidecar: '依据元数据', 'object-metadata': '依据元数据', inferred: '依据标题下的日期' };
+
+function describeMeta(meta, docId, provenance) {
+  const from = (field) => (provenance && DATE_SOURCES[provenance[field]]) || '';
   const rows = [
-    ['生效日期', meta.effective_date || '日期不详'],
+    ['效力状态', statusBadge(meta)],
+    meta.promulgated ? ['公布日期', `${meta.promulgated}${from('promulgated') ? `（${from('promulgated')}）` : ''}`] : null,
+    ['施行日期', `${meta.effective_date || '日期不详'}${from('effective_date') ? `（${from('effective_date')}）` : ''}`],
+    meta.effective_clause ? ['施行条款', meta.effective_clause] : null,
+    ...(meta.exceptions || []).map((e) => ['另行施行', `${e.scope}：${e.date}`]),
     meta.effective_to ? ['失效日期', meta.effective_to] : null,
     ['地区', VOCAB.province[meta.province] || meta.province],
     ['效力级别', VOCAB.regulation_level[meta.regulation_level] || meta.regulation_level],
@@ -608,19 +666,52 @@ function describeMeta(meta, docId) {
   return h('dl', { class: 'doc-meta' }, rows.map(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
 }
 
+/** Parent law, implementing rules and repealed texts, each a link when the index holds it. */
+function linkList(links, article) {
+  if (!links) return null;
+  const item = (label, ref) => h('li', null, `${label}：《${ref.title}》`,
+    ref.doc_id
+      ? h('button', {
+        type: 'button',
+        class: 'link-button',
+        onclick: (e) => openArticle({ doc_id: ref.doc_id }, e.currentTarget),
+      }, '查看')
+      : h('span', { class: 'muted' }, '（未收录）'));
+  const items = [
+    ...(links.implements || []).map((r) => item('上位法', r)),
+    ...(links.implemented_by || []).map((r) => item('配套规定', r)),
+    ...(links.repeals || []).map((r) => item('同时废止', r)),
+  ];
+  return items.length ? h('div', { class: 'links' }, h('h3', null, '相关文件'), h('ul', null, items)) : null;
+}
+
+const CHANGE_LABELS = { changed: '修改', renumbered: '条号变动', added: '新增', removed: '删除' };
+
 function versionList(versions, docId, article) {
-  if (!versions || versions.length < 2) return null;
+  const chain = versions && versions.versions;
+  if (!chain || chain.length < 2) return null;
+  const dates = (v) => `${v.promulgated && v.promulgated !== v.effective_from ? `${v.promulgated} 公布，` : ''}`
+    + `${v.effective_from || '日期不详'} 起施行${v.effective_to ? `，${v.effective_to} 止` : ''}`;
+  const changes = (versions.changes || []).map((c) => h('details', { class: 'changes' },
+    h('summary', null, `修订对照（${c.from} → ${c.to}）：`
+      + Object.entries(c.summary).filter(([k, n]) => k !== 'unchanged' && n).map(([k, n]) => `${CHANGE_LABELS[k]} ${n} 条`).join('，')
+      + `，未变 ${c.summary.unchanged || 0} 条`),
+    h('ol', null, c.articles.map((a) => h('li', { class: `change change-${a.change}` },
+      h('p', { class: 'change-head' }, `${CHANGE_LABELS[a.change]}：${a.old ? a.old.article : '—'} → ${a.new ? a.new.article : '—'}`),
+      a.old ? h('p', { class: 'change-old' }, a.old.text) : null,
+      a.new ? h('p', { class: 'change-new' }, a.new.text) : null)))));
   return h('div', { class: 'versions' },
     h('h3', null, '版本沿革'),
-    h('ol', null, versions.map((v) => h('li', { class: v.doc_id === docId ? 'current' : '' },
-      `《${v.title}》 ${v.effective_from || '日期不详'} 起${v.effective_to ? `，${v.effective_to} 止` : '，现行'}`,
+    h('ol', null, chain.map((v) => h('li', { class: v.doc_id === docId ? 'current' : '' },
+      `《${v.title}》 ${dates(v)}${v.effective_to ? '' : '，现行'}`,
       v.doc_id === docId
         ? h('span', { class: 'badge' }, '当前查看')
         : h('button', {
           type: 'button',
           class: 'link-button',
           onclick: (e) => openArticle({ doc_id: v.doc_id, article, otherVersion: true }, e.currentTarget),
-        }, '查看此版本')))));
+        }, '查看此版本')))),
+    changes);
 }
 
 function renderArticle(doc, versions, want) {
@@ -661,7 +752,8 @@ function renderArticle(doc, versions, want) {
 
   $('#article-title').replaceChildren(`《${meta.title || doc.doc_id}》`);
   fill($('#article-path'), path);
-  fill($('#article-body'), describeMeta(meta, doc.doc_id), versionList(versions, doc.doc_id, want.article), body);
+  fill($('#article-body'), describeMeta(meta, doc.doc_id, doc.provenance),
+    linkList(doc.links, want.article), versionList(versions, doc.doc_id, want.article), body);
   $('#article-body').removeAttribute('aria-busy');
   if (first) showInPanel(document.getElementById(`art-${first.id}`));
   else $('#article-panel').scrollTo({ top: 0 });
@@ -687,7 +779,6 @@ async function openArticle(want, trigger) {
   $('#article-body').setAttribute('aria-busy', 'true');
   try {
     const versions = api(`/documents/${encodeURIComponent(want.doc_id)}/versions`)
-      .then((v) => v.versions)
       .catch(() => null); // the history is a nicety: the article shows without it
     const [doc, chain] = await Promise.all([loadDocument(want.doc_id), versions]);
     if (token !== state.articleToken) return;

@@ -232,6 +232,16 @@ class GcsChunkStore:
     def _marker_name(self, older: str, newer: str) -> str:
         return f"{self.prefix}successors/{older}/{newer}"
 
+    def _key_prefix(self, corpus: str, kind: str, key: str) -> str:
+        # keys are Chinese titles: hashed to keep object names ASCII and short
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
+        return f"{self.prefix}keys/{corpus}/{kind}/{digest}/"
+
+    def _key_names(self, meta: DocumentMeta) -> list[str]:
+        return [
+            self._key_prefix(meta.corpus, kind, key) + meta.doc_id for kind, keys in meta.keys().items() for key in keys
+        ]
+
     def _lock(self, doc_id: str) -> threading.RLock:
         with self._guard:
             return self._locks.setdefault(doc_id, threading.RLock())
@@ -376,6 +386,10 @@ class GcsChunkStore:
             self._write_pointers(doc_id, [c.id for c in chunks if c.id not in known])
             if meta.supersedes and meta.supersedes != doc_id:
                 self.objects.write(self._marker_name(meta.supersedes, doc_id), b"", content_type="text/plain")
+            stale_keys = set(self._key_names(current.meta)) - set(self._key_names(meta)) if current else set()
+            self._delete_quietly(sorted(stale_keys))
+            for name in self._key_names(meta):
+                self.objects.write(name, b"", content_type="text/plain")
             linked = meta
             ref = PartRef(parts, tuple(c.id for c in chunks), part_name)
 
@@ -397,6 +411,33 @@ class GcsChunkStore:
         # Outside this document's lock: two documents naming each other as predecessors must not deadlock.
         relinked = self._link_older(linked) if linked.supersedes and linked.supersedes != doc_id else ()
         return PutResult(linked, relinked)
+
+    def set_supersedes(self, doc_id: str, older_id: str | None) -> PutResult:
+        previous: list[str | None] = []
+        updated: list[DocumentMeta] = []
+
+        def change(head: Head | None) -> Head | None:
+            previous.clear()
+            updated.clear()
+            if head is None:
+                return head
+            previous.append(head.meta.supersedes)
+            meta = head.meta.with_changes(supersedes=older_id)
+            updated.append(meta)
+            return head.copy(meta=meta)
+
+        with self._lock(doc_id):
+            self._update_head(doc_id, change)
+        if not updated:
+            raise NotFound(f"no document {doc_id!r}")
+        old = previous[0]
+        if old and old != older_id:
+            self._delete_quietly([self._marker_name(old, doc_id)])
+            self._unlink_older(old, doc_id)
+        if older_id is None:
+            return PutResult(updated[0], (old,) if old else ())
+        self.objects.write(self._marker_name(older_id, doc_id), b"", content_type="text/plain")
+        return PutResult(updated[0], self._link_older(updated[0]))
 
     def _write_pointers(self, doc_id: str, chunk_ids: Sequence[str]) -> None:
         body = json.dumps({"doc_id": doc_id}).encode("utf-8")
@@ -492,6 +533,7 @@ class GcsChunkStore:
             leftovers += [i.name for i in self.objects.list(f"{self.prefix}successors/{doc_id}/")]
             if head.meta.supersedes:
                 leftovers.append(self._marker_name(head.meta.supersedes, doc_id))
+            leftovers += self._key_names(head.meta)
             self._delete_quietly(leftovers)
         if head.meta.supersedes and head.meta.supersedes != doc_id:
             self._unlink_older(head.meta.supersedes, doc_id)
@@ -585,6 +627,14 @@ class GcsChunkStore:
 
     def _listed_heads(self) -> list[Listed]:
         return self.objects.scan(f"{self.prefix}docs/", match_glob=f"{self.prefix}docs/*/head.json")
+
+    def find_documents(self, corpus: str, kind: str, key: str) -> list[DocumentMeta]:
+        """One listing of the key's marker objects, then the heads it names (never every head)."""
+        prefix = self._key_prefix(corpus, kind, key)
+        doc_ids = [info.name[len(prefix) :] for info in self.objects.list(prefix)]
+        heads = self._map(lambda d: self._head(d, fresh=True), doc_ids)
+        found = [h.meta for h in heads if h is not None and key in h.meta.keys().get(kind, ())]
+        return sorted(found, key=lambda m: m.doc_id)
 
     def list_documents(self, corpus: str | None = None) -> list[DocumentMeta]:
         heads = self._map(self._head_at, self._listed_heads())

@@ -19,7 +19,7 @@ import numpy as np
 
 from regrag.adapters.local.snapshot import Bm25Params, SearchSnapshot, build_snapshot
 from regrag.adapters.local.sqlite_db import ConnectionPool
-from regrag.domain.errors import InvalidInput
+from regrag.domain.errors import InvalidInput, NotFound
 from regrag.domain.models import Chunk, DocumentMeta, Filters, Hit, date_int
 from regrag.ports import PutResult
 
@@ -34,6 +34,10 @@ CREATE TABLE IF NOT EXISTS doc_part(
   doc_id TEXT NOT NULL, generation INTEGER NOT NULL, part INTEGER NOT NULL, parts INTEGER NOT NULL,
   chunk_ids TEXT NOT NULL, PRIMARY KEY(doc_id, generation, part));
 CREATE TABLE IF NOT EXISTS chunk_key(rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL);
+-- what each document is found under (DocumentMeta.keys): its title key, the keys of the titles it repeals
+CREATE TABLE IF NOT EXISTS doc_key(doc_id TEXT NOT NULL, corpus TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL,
+  PRIMARY KEY(doc_id, kind, key));
+CREATE INDEX IF NOT EXISTS doc_key_find ON doc_key(corpus, kind, key);
 CREATE TABLE IF NOT EXISTS chunk(
   rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, doc_id TEXT NOT NULL, generation INTEGER NOT NULL,
   ordinal INTEGER NOT NULL, part INTEGER NOT NULL, data_json TEXT NOT NULL);
@@ -200,6 +204,11 @@ class SqliteIndex:
                         now,
                     ),
                 )
+                con.execute("DELETE FROM doc_key WHERE doc_id=?", (meta.doc_id,))
+                con.executemany(
+                    "INSERT OR IGNORE INTO doc_key(doc_id, corpus, kind, key) VALUES (?,?,?,?)",
+                    [(meta.doc_id, meta.corpus, kind, key) for kind, keys in meta.keys().items() for key in keys],
+                )
                 rowids = self._rowids(con, [c.id for c in chunks], create=True)
                 for c in chunks:
                     data = c.to_dict()
@@ -229,6 +238,47 @@ class SqliteIndex:
                 con.execute("ROLLBACK")
                 raise
         return PutResult(meta, relinked)
+
+    def set_supersedes(self, doc_id: str, older_id: str | None) -> PutResult:
+        with self._pool.write_lock:
+            con = self._con()
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                row = con.execute("SELECT meta_json FROM document WHERE doc_id=?", (doc_id,)).fetchone()
+                if row is None:
+                    raise NotFound(f"no document {doc_id!r}")
+                meta = DocumentMeta.from_dict(json.loads(row[0]))
+                relinked: tuple[str, ...] = ()
+                if older_id is None and meta.supersedes:
+                    relinked = self._unlink_older(con, meta.supersedes, doc_id)
+                meta = meta.with_changes(supersedes=older_id)
+                if older_id is not None:
+                    meta, relinked = self._link_versions(con, meta)
+                con.execute(
+                    "UPDATE document SET meta_json=? WHERE doc_id=?",
+                    (json.dumps(meta.to_dict(), ensure_ascii=False), doc_id),
+                )
+                _bump_version(con)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        return PutResult(meta, relinked)
+
+    def _unlink_older(self, con: Any, older_id: str, newer_id: str) -> tuple[str, ...]:
+        """The version a withdrawn successor superseded is in force again."""
+        row = con.execute("SELECT meta_json FROM document WHERE doc_id=?", (older_id,)).fetchone()
+        if row is None:
+            return ()
+        older = DocumentMeta.from_dict(json.loads(row[0]))
+        if older.superseded_by != newer_id:
+            return ()
+        freed = older.with_changes(superseded_by=None, effective_to=None)
+        con.execute(
+            "UPDATE document SET meta_json=? WHERE doc_id=?",
+            (json.dumps(freed.to_dict(), ensure_ascii=False), older_id),
+        )
+        return (older_id,)
 
     def _link_versions(self, con: Any, meta: DocumentMeta) -> tuple[DocumentMeta, tuple[str, ...]]:
         """Keep supersedes/superseded_by and effective_to consistent whichever version arrives first."""
@@ -300,6 +350,7 @@ class SqliteIndex:
                 con.execute("DELETE FROM chunk WHERE doc_id=?", (doc_id,))
                 con.execute("DELETE FROM doc_part WHERE doc_id=?", (doc_id,))
                 con.execute("DELETE FROM document WHERE doc_id=?", (doc_id,))
+                con.execute("DELETE FROM doc_key WHERE doc_id=?", (doc_id,))
                 _bump_version(con)
                 # A successor whose predecessor is gone keeps its own metadata; a predecessor of a deleted
                 # successor is in force again.
@@ -356,6 +407,18 @@ class SqliteIndex:
             rows = con.execute("SELECT meta_json FROM document ORDER BY doc_id").fetchall()
         else:
             rows = con.execute("SELECT meta_json FROM document WHERE corpus=? ORDER BY doc_id", (corpus,)).fetchall()
+        return [DocumentMeta.from_dict(json.loads(r[0])) for r in rows]
+
+    def find_documents(self, corpus: str, kind: str, key: str) -> list[DocumentMeta]:
+        rows = (
+            self._con()
+            .execute(
+                "SELECT d.meta_json FROM doc_key k JOIN document d ON d.doc_id = k.doc_id "
+                "WHERE k.corpus=? AND k.kind=? AND k.key=? ORDER BY d.doc_id",
+                (corpus, kind, key),
+            )
+            .fetchall()
+        )
         return [DocumentMeta.from_dict(json.loads(r[0])) for r in rows]
 
     def document_chunks(self, doc_id: str) -> list[Chunk]:

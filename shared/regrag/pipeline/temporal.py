@@ -1,0 +1,150 @@
+"""The day a question is asked about: an explicit `as_of` filter, a date the question names, or today.
+
+"2020年的时候…", "在2015年…", "截至2019年6月…" ask about the law in force then, so a date in the question is an
+as-of date when no filter sets one (an explicit filter always wins). A date that names a version rather than a
+moment ("2019年修订的条例", "自2020年1月1日起施行的规定") is not. A period stands for its last day (the law in force at
+the end of 2015 for "2015年"), and "…以前/之前" for the day before it; the response says which date was used and
+which words it came from, so a reader can correct it with an explicit filter.
+
+"修订前 / 修改前 / 旧版" with an act the store holds in several versions means the day before the newest version
+took effect (`before_revision`).
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from regrag.domain.models import DocumentMeta, Filters
+from regrag.text.dates import parse_date_parts
+
+SOURCE_FILTER = "filter"
+SOURCE_QUESTION = "question"
+SOURCE_REVISION = "revision"
+SOURCE_TODAY = "today"
+
+_NUM = r"[0-9０-９〇○零一二三四五六七八九十]"
+_DATE_RE = re.compile(
+    rf"(?P<y>{_NUM}{{4}})\s*年(?:\s*(?P<m>{_NUM}{{1,2}})\s*月(?:\s*(?P<d>{_NUM}{{1,3}})\s*[日号])?)?"
+    r"(?P<part>底|末|初|年底|年末|年初|上半年|下半年)?"
+)
+# what may follow a date that names a moment of the question, not a version of a text
+_MOMENT_AFTER = re.compile(
+    r"^(?:的时候|时候|的时|时|当时|那时|那会儿?|期间|以前|之前|前|为止|的情况|的规定|的法律|的规则|，|,|。|？|\?|\s)"
+)
+_MOMENT_BEFORE = re.compile(r"(?:在|于|截至|截止|到|早在|当年|那年|回到)\s*$")
+# a date that names a version or an event of a text: "2019年修订的", "自2020年1月1日起施行"
+_VERSION_AFTER = re.compile(
+    r"^(?:\d{1,2}月\d{1,2}日)?\s*(?:修订|修正|修改|颁布|公布|发布|施行|实施|通过|制定|出台|版|起)"
+)
+_VERSION_BEFORE = re.compile(r"(?:自|从|于\S{0,4}起)\s*$")
+_BEFORE_WORDS = ("以前", "之前", "前")
+_REVISION_RE = re.compile(r"修订前|修改前|修正前|旧版|原来的?规定|老版本?")
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """The day the answer is about and why (the response's `temporal` field)."""
+
+    date: str
+    source: str  # filter | question | revision | today
+    text: str | None = None  # the words of the question the date came from
+    rule: str | None = None  # how those words became a day
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in (("as_of", self.date), ("source", self.source), ("text", self.text),
+                                  ("rule", self.rule)) if v is not None}  # fmt: skip
+
+
+def _last_day(year: int, month: int) -> dt.date:
+    return dt.date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _period(year: int, month: int | None, day: int | None, part: str | None) -> tuple[dt.date, str] | None:
+    """The day a named period stands for, and the rule applied."""
+    try:
+        if day is not None and month is not None:
+            return dt.date(year, month, day), "the day named"
+        if month is not None:
+            return _last_day(year, month), "the last day of the month named"
+        if part in ("初", "年初"):
+            return dt.date(year, 1, 1), "the first day of the year named"
+        if part == "上半年":
+            return dt.date(year, 6, 30), "the last day of the half-year named"
+        return dt.date(year, 12, 31), "the last day of the year named"
+    except ValueError:
+        return None
+
+
+def as_of_from_question(question: str, today: dt.date | None = None) -> AsOf | None:
+    """The moment a question names ("2015年的时候", "截至2019年6月"), or None when it names none.
+
+    Dates in the future of `today`, before 1949 or that name a version of a text are ignored.
+    """
+    today = today or dt.date.today()
+    for m in _DATE_RE.finditer(question):
+        before, after = question[: m.start()], question[m.end() :]
+        if _VERSION_AFTER.match(after) or _VERSION_BEFORE.search(before):
+            continue
+        if not (_MOMENT_AFTER.match(after) or _MOMENT_BEFORE.search(before) or not after):
+            continue
+        parts = parse_date_parts(m.group("y"), m.group("m"), m.group("d"))
+        if parts is None:
+            continue
+        found = _period(*parts, m.group("part"))
+        if found is None:
+            continue
+        day, rule = found
+        words = m.group(0)
+        if after.startswith(_BEFORE_WORDS) and not _MOMENT_BEFORE.search(before):
+            start = _period(parts[0], parts[1], parts[2], "年初") if parts[1] is None else None
+            first = start[0] if start else (dt.date(parts[0], parts[1] or 1, parts[2] or 1))
+            day, rule = first - dt.timedelta(days=1), "the day before the period named"
+            words += next(w for w in _BEFORE_WORDS if after.startswith(w))
+        if not dt.date(1949, 10, 1) <= day <= today:
+            continue
+        return AsOf(day.isoformat(), SOURCE_QUESTION, words, rule)
+    return None
+
+
+def before_revision(question: str, documents: Sequence[DocumentMeta]) -> AsOf | None:
+    """ "修订前 / 旧版" + an act held in several versions → the day before its newest version took effect."""
+    if not _REVISION_RE.search(question):
+        return None
+    newest = {m.doc_id: m for m in documents if m.supersedes and not m.superseded_by and m.effective_date}
+    named = [m for m in newest.values() if _names(question, m.title)]
+    if not named:
+        return None
+    act = max(named, key=lambda m: len(m.title))
+    day = dt.date.fromisoformat(str(act.effective_date)) - dt.timedelta(days=1)
+    words = _REVISION_RE.search(question)
+    return AsOf(day.isoformat(), SOURCE_REVISION, f"《{act.title}》{words.group(0) if words else ''}",
+                f"the day before the version of {act.effective_date} took effect")  # fmt: skip
+
+
+def _names(question: str, title: str) -> bool:
+    """Whether the question names the act: its title, or its title without 中华人民共和国."""
+    short = title.removeprefix("中华人民共和国")
+    return title in question or (len(short) >= 3 and short in question)
+
+
+def resolve_as_of(
+    question: str, filters: Filters, documents: Sequence[DocumentMeta] | None = None, today: dt.date | None = None
+) -> tuple[Filters, AsOf]:
+    """The filters to retrieve with and the day they are about: the request's as_of, else a date the question
+    names, else (with `documents`) the day before a named revision, else today."""
+    today = today or dt.date.today()
+    if filters.as_of:
+        return filters, AsOf(filters.as_of, SOURCE_FILTER)
+    if filters.include_superseded:
+        return filters, AsOf(today.isoformat(), SOURCE_TODAY)
+    found = as_of_from_question(question, today) or (before_revision(question, documents) if documents else None)
+    if found is None:
+        return filters, AsOf(today.isoformat(), SOURCE_TODAY)
+    from dataclasses import replace
+
+    return replace(filters, as_of=found.date), found

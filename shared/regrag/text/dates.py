@@ -1,0 +1,201 @@
+"""The two dates of a regulation's version, read from its own text: when it was adopted and when it took effect.
+
+Chinese regulations state their entry into force in the final provisions (附则): 本法自2024年7月1日起施行,
+本条例自公布之日起施行, 自发布之日起三十日后施行, sometimes in Chinese numerals (自一九九三年十一月一日起施行), and
+sometimes with other dates for some provisions (第三十六条自2022年1月1日起施行). The header under the title lists
+the version's history (通过, 公布, 修正, 修订, 批准, now and then 施行). The rules, in order:
+
+1. The main clause is the LAST clause whose subject is the text itself (本法, 本条例, 本办法, …): final provisions
+   come last, and a text that quotes another act's clause (……自2010年起施行的《X》同时废止) names that act, not
+   itself, so such clauses never count.
+2. 自公布/发布/印发之日起施行 means the promulgation date: the latest date of the header (the date of this version).
+3. An amended text (修正 or 修订 in the header) keeps its original enactment clause (本法自1996年4月1日起施行): the
+   amendment took effect on its own date, usually its promulgation. So a clause date EARLIER than the latest
+   header date of an amended text never moves the version backwards: the version takes effect on that header
+   date (basis "amendment"). A clause date later than the header (公司法 2023: promulgated 2023-12-29, 本法自
+   2024年7月1日起施行) is the entry into force (basis "text").
+4. A header line that says 施行 (民法典: 2021年1月1日 施行) states the entry into force when no clause does.
+5. Clauses whose subject is a part of the text (第X条, 第X章, 本法第X条) are exceptions: other dates for some
+   provisions, kept beside the main date.
+
+Pure functions; `regrag.pipeline.metadata` turns the result into document metadata.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+BASIS_TEXT = "text"  # an explicit date in a clause of the text itself
+BASIS_ON_PROMULGATION = "on_promulgation"  # 自公布之日起施行
+BASIS_AFTER_PROMULGATION = "after_promulgation"  # 自公布之日起三十日后施行
+BASIS_AMENDMENT = "amendment"  # an amended text whose enactment clause predates the amendment
+BASIS_HEADER = "header"  # the header says 施行
+BASIS_NONE = "none"  # the text states nothing
+EXPLICIT_BASES = (BASIS_TEXT, BASIS_AFTER_PROMULGATION, BASIS_HEADER)
+
+_ARABIC = "0-9０-９"
+_CN_DIGITS = "〇零○Ｏ一二三四五六七八九"
+_YEAR = rf"[{_ARABIC}]{{4}}|[{_CN_DIGITS}]{{4}}"
+_SMALL = rf"[{_ARABIC}]{{1,2}}|[一二三四五六七八九十]{{1,3}}"
+DATE_PATTERN = rf"(?P<y>{_YEAR})\s*年\s*(?P<m>{_SMALL})\s*月\s*(?P<d>{_SMALL})\s*日"
+DATE_RE = re.compile(DATE_PATTERN)
+_ANY_DATE_RE = re.compile(DATE_PATTERN.replace("?P<y>", "?:").replace("?P<m>", "?:").replace("?P<d>", "?:"))
+
+_SELF = r"本(?:法|条例|规定|办法|细则|实施细则|实施办法|实施条例|规则|决定|决议|准则|通知|意见|条例实施细则)"
+# a part of the text as the subject (第三十六条, 本法第五章, 第十条至第十二条的规定); no spaces inside, so an article's
+# own label before its clause (第十五条 本规定自…起施行) is never taken for a subject
+_PART = r"(?:本(?:法|条例|规定|办法|细则))?第[^，。；：\s]{1,60}?[条章节款项](?:[^，。；：\s]{0,30}?(?:的规定|规定))?"
+_EVENTS = r"公布|发布|印发|颁布|通过|批准|公告"
+CLAUSE_RE = re.compile(
+    rf"(?P<subject>(?:{_SELF})\s*|{_PART})(?:自|从|于)\s*"
+    rf"(?:{DATE_PATTERN}|(?P<event>{_EVENTS})之日)\s*"
+    rf"(?:起|后)?\s*(?:满?\s*(?P<days>[{_ARABIC}一二三四五六七八九十百]+)\s*(?:日|天)(?:后|以后)?\s*)?"
+    r"(?:施行|实施|生效|执行)(?!的)"  # "…起施行的《X》" describes another act
+)
+_AMENDED_RE = re.compile(r"修正|修订|修改")
+_HEADER_IN_FORCE_RE = re.compile(DATE_PATTERN + r"[^\n]{0,6}?(?:起)?\s*(?:施行|实施|生效)")
+_CN_VALUES = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0, "○": 0, "Ｏ": 0}
+
+
+@dataclass(frozen=True)
+class DateException:
+    """Provisions with their own entry into force: the clause's subject words and the date."""
+
+    scope: str
+    date: str
+    clause: str
+
+
+@dataclass(frozen=True)
+class EntryIntoForce:
+    """What the text says about this version's dates.
+
+    Attributes:
+        effective: ISO date the version took effect, or None when the text states nothing usable.
+        promulgated: ISO date of this version (the latest 通过/公布/发布/修正/修订/批准 date of the header).
+        basis: how `effective` was found (BASIS_*).
+        clause: the verbatim clause `effective` came from (or the header line).
+        exceptions: other dates for some provisions.
+    """
+
+    effective: str | None
+    promulgated: str | None
+    basis: str
+    clause: str | None = None
+    exceptions: tuple[DateException, ...] = ()
+
+
+def _small_number(text: str) -> int | None:
+    """'12' / '１２' / '十二' / '二十一' / '三十' → int."""
+    text = text.translate(str.maketrans("０１２３４５６７８９", "0123456789"))
+    if text.isdigit():
+        return int(text)
+    if text == "十":
+        return 10
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        tens_value = _CN_VALUES.get(tens, 1) if tens else 1
+        ones_value = _CN_VALUES.get(ones, 0) if ones else 0
+        return tens_value * 10 + ones_value
+    if len(text) == 1 and text in _CN_VALUES:
+        return _CN_VALUES[text]
+    return None
+
+
+def _year(text: str) -> int | None:
+    text = text.translate(str.maketrans("０１２３４５６７８９", "0123456789"))
+    if text.isdigit():
+        return int(text)
+    digits = [_CN_VALUES.get(c) for c in text]
+    if any(d is None for d in digits):
+        return None
+    return int("".join(str(d) for d in digits))
+
+
+def parse_date_parts(year: str, month: str | None, day: str | None) -> tuple[int, int | None, int | None] | None:
+    """Year, month and day as written (Arabic, full-width or Chinese numerals) → ints; None when unreadable."""
+    y = _year(year)
+    m = _small_number(month) if month else None
+    d = _small_number(day) if day else None
+    if y is None or (month and m is None) or (day and d is None):
+        return None
+    return y, m, d
+
+
+def to_iso(year: str, month: str, day: str) -> str | None:
+    """A written date → 'YYYY-MM-DD', or None when it is not a real day."""
+    parts = parse_date_parts(year, month, day)
+    if parts is None or parts[1] is None or parts[2] is None:
+        return None
+    try:
+        return dt.date(parts[0], parts[1], parts[2]).isoformat()
+    except ValueError:
+        return None
+
+
+def find_dates(text: str) -> list[str]:
+    """Every real date written in `text`, in order, as ISO strings."""
+    out = []
+    for m in DATE_RE.finditer(text):
+        found = to_iso(m.group("y"), m.group("m"), m.group("d"))
+        if found:
+            out.append(found)
+    return out
+
+
+def _add_days(day: str | None, days: str | None) -> str | None:
+    count = _small_number(days) if days else None
+    if day is None or count is None:
+        return None
+    return (dt.date.fromisoformat(day) + dt.timedelta(days=count)).isoformat()
+
+
+def _header_facts(header_lines: list[str]) -> tuple[str | None, str | None, str | None, bool]:
+    """(latest date, a 施行 date the header states, that header line, whether the text was amended)."""
+    dates: list[str] = []
+    in_force: str | None = None
+    in_force_line: str | None = None
+    for line in header_lines:
+        for m in _HEADER_IN_FORCE_RE.finditer(line):
+            found = to_iso(m.group("y"), m.group("m"), m.group("d"))
+            if found:
+                in_force, in_force_line = found, line.strip()
+        dates += [d for d in find_dates(line) if d != in_force]
+    amended = any(_AMENDED_RE.search(line) for line in header_lines)
+    return (max(dates) if dates else None), in_force, in_force_line, amended
+
+
+def _sentence_at(text: str, start: int, end: int) -> str:
+    left = max(text.rfind(c, 0, start) for c in "。；\n")
+    right = min((i for i in (text.find(c, end) for c in "。；\n") if i >= 0), default=len(text))
+    return text[left + 1 : right].strip()
+
+
+def entry_into_force(text: str, header_lines: list[str]) -> EntryIntoForce:
+    """The version's promulgation and entry-into-force dates as its text states them (module docstring)."""
+    promulgated, header_in_force, header_line, amended = _header_facts(header_lines)
+    main: tuple[str | None, str, str | None] | None = None  # (date, basis, clause)
+    exceptions: list[DateException] = []
+    for m in CLAUSE_RE.finditer(text):
+        subject = m.group("subject").strip()
+        sentence = _sentence_at(text, m.start(), m.end())
+        day: str | None
+        if m.group("event"):
+            day = _add_days(promulgated, m.group("days")) if m.group("days") else promulgated
+            kind = BASIS_AFTER_PROMULGATION if m.group("days") else BASIS_ON_PROMULGATION
+        else:
+            day, kind = to_iso(m.group("y"), m.group("m"), m.group("d")), BASIS_TEXT
+        if re.match(_SELF + r"$", subject):
+            main = (day, kind, sentence)
+        elif day:
+            exceptions.append(DateException(subject, day, sentence))
+    date, basis, clause = main if main is not None else (None, BASIS_NONE, None)
+    if date is None and header_in_force:
+        date, basis, clause = header_in_force, BASIS_HEADER, header_line
+    if date is None:
+        return EntryIntoForce(None, promulgated, BASIS_NONE, clause, tuple(exceptions))
+    if basis in (BASIS_TEXT, BASIS_HEADER) and amended and promulgated and date < promulgated:
+        return EntryIntoForce(promulgated, promulgated, BASIS_AMENDMENT, clause, tuple(exceptions))
+    return EntryIntoForce(date, promulgated, basis, clause, tuple(exceptions))
