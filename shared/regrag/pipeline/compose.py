@@ -151,7 +151,7 @@ def compose_answer(
     bullets, dropped, foreign = _quote(quotable, keywords, source_text, max_bullets)
     if not bullets:
         answer = _abstain(question, filters, dropped)
-        return _with_note(answer, FOREIGN_NOTE.format(n=foreign)) if foreign else answer
+        return with_note(answer, FOREIGN_NOTE.format(n=foreign)) if foreign else answer
     heading = heading_for(question, filters)
     answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
     first: dict[str, Citation] = {}  # one citation per document (or URL): its first quoted article
@@ -248,6 +248,7 @@ def answer_problems(answer: Answer) -> list[str]:
     return problems
 
 
-def _with_note(answer: Answer, note: str) -> Answer:
+def with_note(answer: Answer, note: str) -> Answer:
+    """The same answer with one more line under 提示."""
     text = f"{answer.answer_zh}\n- 提示：\n • {note}"
     return replace(answer, answer_zh=text, notes=(*answer.notes, note), chinese_ratio=chinese_ratio(text))

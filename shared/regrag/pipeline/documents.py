@@ -10,6 +10,7 @@ from typing import Any
 from regrag.domain.errors import NotFound
 from regrag.domain.models import Chunk, DocumentMeta
 from regrag.domain.results import Candidate
+from regrag.pipeline import links
 from regrag.pipeline.requests import CandidateRef
 from regrag.pipeline.version_diff import articles_of, diff_articles, summarize
 from regrag.ports import ChunkStore
@@ -33,6 +34,8 @@ def document_view(store: ChunkStore, doc_id: str) -> dict[str, Any]:
         "doc_id": doc_id,
         "metadata": {k: v for k, v in meta.to_dict().items() if k != "provenance"},
         "provenance": meta.provenance,
+        # parent laws, implementing rules and repealed texts the texts state, resolved to stored documents
+        "links": links.related(meta, store.list_documents()),
         "text": text,
         "anchors": [_anchor(c, first_part) for c in chunks],
     }
@@ -132,6 +135,8 @@ def structure_context(store: ChunkStore, cited: list[tuple[str, str]], siblings:
     `siblings` the other articles of its 章/节, as context only: they are never quoted unless retrieved."""
     by_doc: dict[str, list[Chunk]] = {}
     out = []
+    related: dict[str, dict[str, Any]] = {}
+    documents: list[DocumentMeta] | None = None
     for doc_id, article in cited:
         if doc_id not in by_doc:
             by_doc[doc_id] = store.document_chunks(doc_id)
@@ -152,6 +157,12 @@ def structure_context(store: ChunkStore, cited: list[tuple[str, str]], siblings:
             "references": list({r["article"]: r for r in refs}.values()),
         }
         if siblings:
+            if doc_id not in related:
+                documents = documents if documents is not None else store.list_documents()
+                meta = next((m for m in documents if m.doc_id == doc_id), None)
+                related[doc_id] = links.related(meta, documents) if meta else {}
+            # the parent law, implementing rules and versions the text states: context, never quoted
+            entry["links"] = related[doc_id]
             entry["siblings"] = [
                 {"article": u["article"], "text": u["text"]}
                 for u in units

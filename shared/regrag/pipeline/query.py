@@ -11,8 +11,9 @@ from typing import Any
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import DocumentMeta, Filters
 from regrag.domain.results import Answer, Candidate, Citation
+from regrag.pipeline import temporal
 from regrag.pipeline.catalog import CorpusCatalog
-from regrag.pipeline.compose import RelevanceFloor, compose_answer, question_keywords, with_caution
+from regrag.pipeline.compose import RelevanceFloor, compose_answer, question_keywords, with_caution, with_note
 from regrag.pipeline.confidence import Confidence, assess
 from regrag.pipeline.documents import structure_context
 from regrag.pipeline.filters import parse_filters
@@ -48,9 +49,10 @@ def answer_question(
 ) -> dict[str, Any]:
     """The whole query path; returns the API response body."""
     started = time.perf_counter()
+    filters, as_of = temporal.resolve_as_of(request.question, request.filters, store.list_documents)
     retrieval = retriever.retrieve_corpora(
         request.question,
-        request.filters,
+        filters,
         _corpora(request, catalog),
         top_k=request.top_k,
         timeout_s=request.corpus_timeout_s or options.corpus_timeout_s,
@@ -66,6 +68,9 @@ def answer_question(
 
     t = time.perf_counter()
     answer, confidence = _compose(request.question, ranked, retrieval.filters, status, store, options)
+    when = temporal.note(as_of)
+    if when and not answer.abstained:
+        answer = with_note(answer, when)
     timings["compose"] = _ms(t)
     extra: dict[str, Any] = {}
     if request.context:
@@ -77,7 +82,13 @@ def answer_question(
         # what the aids generated, for whoever debugs retrieval: never a source, never quoted
         extra["debug"] = dict(retrieval.aids.debug)
     timings["total"] = _ms(started)
-    return {**extra, **_response(answer, confidence, ranked, status, retrieval), "timings_ms": timings}
+    return {
+        **extra,
+        **_response(answer, confidence, ranked, status, retrieval),
+        # the day the answer is about and why: a filter, a date the question names, or today
+        "temporal": as_of.to_dict(),
+        "timings_ms": timings,
+    }
 
 
 def _corpora(request: QueryRequest, catalog: CorpusCatalog) -> tuple[str, ...]:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from regrag.domain.models import DocumentMeta, Filters
@@ -90,7 +90,8 @@ def as_of_from_question(question: str, today: dt.date | None = None) -> AsOf | N
         before, after = question[: m.start()], question[m.end() :]
         if _VERSION_AFTER.match(after) or _VERSION_BEFORE.search(before):
             continue
-        if not (_MOMENT_AFTER.match(after) or _MOMENT_BEFORE.search(before) or not after):
+        # 年初 / 年底 / 上半年 name a moment by themselves
+        if not (m.group("part") or _MOMENT_AFTER.match(after) or _MOMENT_BEFORE.search(before) or not after):
             continue
         parts = parse_date_parts(m.group("y"), m.group("m"), m.group("d"))
         if parts is None:
@@ -101,8 +102,9 @@ def as_of_from_question(question: str, today: dt.date | None = None) -> AsOf | N
         day, rule = found
         words = m.group(0)
         if after.startswith(_BEFORE_WORDS) and not _MOMENT_BEFORE.search(before):
-            start = _period(parts[0], parts[1], parts[2], "年初") if parts[1] is None else None
-            first = start[0] if start else (dt.date(parts[0], parts[1] or 1, parts[2] or 1))
+            # "2015年以前": the day before the period begins
+            year, month, day_of_month = parts
+            first = dt.date(year, month or 1, day_of_month or 1)
             day, rule = first - dt.timedelta(days=1), "the day before the period named"
             words += next(w for w in _BEFORE_WORDS if after.startswith(w))
         if not dt.date(1949, 10, 1) <= day <= today:
@@ -133,18 +135,29 @@ def _names(question: str, title: str) -> bool:
 
 
 def resolve_as_of(
-    question: str, filters: Filters, documents: Sequence[DocumentMeta] | None = None, today: dt.date | None = None
+    question: str,
+    filters: Filters,
+    documents: Callable[[], Sequence[DocumentMeta]] | None = None,
+    today: dt.date | None = None,
 ) -> tuple[Filters, AsOf]:
     """The filters to retrieve with and the day they are about: the request's as_of, else a date the question
-    names, else (with `documents`) the day before a named revision, else today."""
+    names, else (with `documents`, read only when the question says 修订前/旧版) the day before a named act's
+    newest version took effect, else today."""
     today = today or dt.date.today()
     if filters.as_of:
         return filters, AsOf(filters.as_of, SOURCE_FILTER)
     if filters.include_superseded:
         return filters, AsOf(today.isoformat(), SOURCE_TODAY)
-    found = as_of_from_question(question, today) or (before_revision(question, documents) if documents else None)
+    found = as_of_from_question(question, today)
+    if found is None and documents is not None and _REVISION_RE.search(question):
+        found = before_revision(question, documents())
     if found is None:
         return filters, AsOf(today.isoformat(), SOURCE_TODAY)
-    from dataclasses import replace
-
     return replace(filters, as_of=found.date), found
+
+
+def note(as_of: AsOf) -> str | None:
+    """The line an answer shows when the day came from the question, not from a filter or today."""
+    if as_of.source not in (SOURCE_QUESTION, SOURCE_REVISION):
+        return None
+    return f"按问题中的“{as_of.text}”，引文为{as_of.date}时有效的规定；需要其他时点请在筛选中设置“时点”。"

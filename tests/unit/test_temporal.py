@@ -1,0 +1,65 @@
+"""A date in the question is an as-of date; an explicit filter wins; a date that names a version is not one."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from regrag.domain.models import DocumentMeta, Filters
+from regrag.pipeline.temporal import SOURCE_FILTER, SOURCE_QUESTION, SOURCE_REVISION, SOURCE_TODAY, resolve_as_of
+
+TODAY = dt.date(2026, 11, 24)
+
+
+@pytest.mark.parametrize(
+    ("question", "as_of", "words"),
+    [
+        ("2020年的时候，企业没按规定落实预防措施会受到什么处罚？", "2020-12-31", "2020年"),
+        ("在2015年，公司股东认缴出资的期限是多少年？", "2015-12-31", "2015年"),
+        ("截至2019年6月，分布式光伏并网要什么手续？", "2019-06-30", "2019年6月"),
+        ("2024年3月1日时公司股东认缴出资的期限", "2024-03-01", "2024年3月1日"),
+        ("二〇一五年的时候电力法怎么规定", "2015-12-31", "二〇一五年"),
+        ("2015年以前企业排污怎么处罚", "2014-12-31", "2015年以前"),
+        ("2018年初煤矿安全怎么监察", "2018-01-01", "2018年初"),
+    ],
+)
+def test_a_moment_the_question_names(question: str, as_of: str, words: str) -> None:
+    filters, found = resolve_as_of(question, Filters(), today=TODAY)
+    assert filters.as_of == as_of and found.date == as_of and found.source == SOURCE_QUESTION
+    assert found.text == words and found.rule
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "2019年修订的条例规定了什么？",  # names a version
+        "本法自2024年7月1日起施行，施行后怎么规定？",  # quotes a clause
+        "2018年版的条例规定了什么",
+        "2030年会怎样规定",  # the future is not an as-of date
+        "分布式光伏并网要满足什么条件？",
+    ],
+)
+def test_dates_that_are_not_moments(question: str) -> None:
+    filters, found = resolve_as_of(question, Filters(), today=TODAY)
+    assert filters.as_of is None and found.source == SOURCE_TODAY and found.date == TODAY.isoformat()
+
+
+def test_an_explicit_filter_wins() -> None:
+    filters, found = resolve_as_of("2015年的时候怎么规定", Filters(as_of="2020-01-01"), today=TODAY)
+    assert filters.as_of == "2020-01-01" and found.source == SOURCE_FILTER
+
+
+def test_before_a_revision_of_a_named_act() -> None:
+    old = DocumentMeta("a", "中华人民共和国突发事件应对法", "2007-11-01", "2024-11-01", superseded_by="b")
+    new = DocumentMeta("b", "中华人民共和国突发事件应对法", "2024-11-01", supersedes="a")
+    asked = []
+
+    def documents() -> list[DocumentMeta]:
+        asked.append(True)
+        return [old, new]
+
+    filters, found = resolve_as_of("突发事件应对法修订前，企业不落实预防措施怎么处罚？", Filters(), documents, TODAY)
+    assert filters.as_of == "2024-10-31" and found.source == SOURCE_REVISION and "突发事件应对法" in (found.text or "")
+    resolve_as_of("突发事件应对法怎么处罚？", Filters(), documents, TODAY)
+    assert len(asked) == 1  # the store is read only when the question speaks of a revision
