@@ -58,7 +58,10 @@ def test_utf8_bom_and_utf16():
     [
         ("empty.md", b"", "empty file"),
         ("blank.md", b"  \n\n", "empty file"),
-        ("image.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "binary"),
+        # a PNG is a PNG whatever its name (as for PDF and DOCX); without an OCR engine it cannot be read
+        ("image.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "PNG image needs OCR"),
+        ("binary.md", b"\x00\x01\x02" + bytes(range(256)), "binary"),
+        ("scan.png", "第一条 内容".encode(), "not a PNG"),
         ("law.xlsx", "第一条 内容".encode(), "unsupported file type '.xlsx'"),
         ("noext", "第一条 内容".encode(), "no file extension"),
         ("fake.pdf", "第一条 内容".encode(), "not a PDF"),

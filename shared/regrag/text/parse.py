@@ -1,19 +1,28 @@
 """Turn the bytes of an uploaded regulation into plain text, one paragraph per line.
 
 Formats: Markdown, plain text (UTF-8, UTF-8 with BOM, UTF-16 with BOM, GB18030), HTML (main content only),
-PDF (pypdf; page-number footers removed, wrapped lines joined) and DOCX (python-docx, tables kept in order).
-The text returned is what the index stores and what every quote is checked against.
+PDF (pypdf; page-number footers removed, wrapped lines joined), DOCX (python-docx, tables kept in order) and,
+with an OCR engine, page images (PNG, JPEG, TIFF) and PDF pages without a text layer (scans), mixed freely
+with text pages. The text returned is what the index stores and what every quote is checked against; for
+PDFs and images `ParsedText.pages` records where each page's text lies in it.
 """
 
 from __future__ import annotations
 
 import io
 import re
+import threading
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-FORMATS = ("md", "txt", "html", "pdf", "docx")
+from regrag.domain.ocr import OcrPage, PageSpan
+from regrag.text import images
+from regrag.text.images import ImageLimitExceeded, OcrLimits, UnreadableImage
+from regrag.text.ocr_text import PlacedLine, assemble, place_lines, reading_order, remove_noise
+
+FORMATS = ("md", "txt", "html", "pdf", "docx", "png", "jpeg", "tiff")
 _EXTENSIONS = {
     "md": "md",
     "markdown": "md",
@@ -23,7 +32,16 @@ _EXTENSIONS = {
     "htm": "html",
     "pdf": "pdf",
     "docx": "docx",
+    "png": "png",
+    "jpg": "jpeg",
+    "jpeg": "jpeg",
+    "tif": "tiff",
+    "tiff": "tiff",
 }
+_BINARY = ("pdf", "docx", "png", "jpeg", "tiff")
+
+# The OCR seam: page image bytes (PNG) in, the lines read out. `OcrEngine.recognize` fits it.
+OcrFunction = Callable[[bytes], OcrPage]
 
 
 class UnsupportedDocument(ValueError):
@@ -32,18 +50,38 @@ class UnsupportedDocument(ValueError):
 
 @dataclass(frozen=True)
 class ParsedText:
-    """Plain text of a document and what the format said about it."""
+    """Plain text of a document and what the format said about it.
+
+    Attributes:
+        text: the stored text; quotes are checked against it.
+        format: md, txt, html, pdf, docx, png, jpeg or tiff.
+        encoding: the text encoding, or "binary".
+        title_hint: a title the format itself gave (HTML h1, DOCX Title style, a PDF's first short line).
+        pages: for PDFs and images, one span per page, in page order: where its text lies in `text`, whether
+            OCR read it, its mean OCR confidence and the OCR lines' boxes; empty for other formats.
+        ocr_engine: the engine that read OCR'd pages (OcrPage.engine), None when no page was OCR'd.
+    """
 
     text: str
     format: str
     encoding: str
     title_hint: str | None = None
+    pages: tuple[PageSpan, ...] = ()
+    ocr_engine: str | None = None
+
+    @property
+    def ocr_pages(self) -> tuple[int, ...]:
+        """The numbers of the pages whose text came from OCR."""
+        return tuple(p.page for p in self.pages if p.ocr)
 
 
 def detect_format(name: str, data: bytes) -> str:
     """The document format from its content where that is unambiguous (PDF, DOCX), else from the extension."""
     if data.startswith(b"%PDF-"):
         return "pdf"
+    sniffed = images.sniff_image(data)
+    if sniffed is not None:
+        return sniffed
     if data.startswith(b"PK\x03\x04"):
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
@@ -56,11 +94,12 @@ def detect_format(name: str, data: bytes) -> str:
     fmt = _EXTENSIONS.get(ext)
     if fmt is None:
         raise UnsupportedDocument(
-            f"{name}: unsupported file type '.{ext}' (supported: .md, .txt, .html, .htm, .pdf, .docx)"
+            f"{name}: unsupported file type '.{ext}' "
+            "(supported: .md, .txt, .html, .htm, .pdf, .docx, .png, .jpg, .jpeg, .tif, .tiff)"
             if ext
             else f"{name}: no file extension; cannot tell the format"
         )
-    if fmt in ("pdf", "docx"):
+    if fmt in _BINARY:
         raise UnsupportedDocument(f"{name}: named .{ext} but the content is not a {fmt.upper()} file")
     return fmt
 
@@ -99,15 +138,29 @@ def _checked(name: str, text: str, encoding: str) -> tuple[str, str]:
     return text, encoding
 
 
-def parse_document(name: str, data: bytes) -> ParsedText:
-    """Extract the text of a document; raise UnsupportedDocument with a reason a user can act on."""
+def parse_document(
+    name: str, data: bytes, *, ocr: OcrFunction | None = None, limits: OcrLimits | None = None
+) -> ParsedText:
+    """Extract the text of a document; raise UnsupportedDocument with a reason a user can act on.
+
+    Args:
+        name: the object name (its extension decides the format where the content does not).
+        data: the file's bytes.
+        ocr: reads one page image (PNG bytes) — `OcrEngine.recognize`; without it, images and PDF pages
+            without a text layer are refused.
+        limits: pages, pixels and time per page allowed (defaults: `OcrLimits()`); over a limit the document
+            is refused with a message naming the limit.
+    """
     if not data or not data.strip():
         raise UnsupportedDocument(f"{name}: empty file")
+    limits = limits or OcrLimits()
     fmt = detect_format(name, data)
     if fmt == "pdf":
-        parsed = _parse_pdf(name, data)
+        parsed = _parse_pdf(name, data, ocr, limits)
     elif fmt == "docx":
         parsed = _parse_docx(name, data)
+    elif fmt in ("png", "jpeg", "tiff"):
+        parsed = _parse_image(name, data, fmt, ocr, limits)
     else:
         text, encoding = decode_text(name, data)
         if fmt == "html" or (fmt == "txt" and _looks_like_html(text)):
@@ -211,39 +264,144 @@ _PARAGRAPH_START_RE = re.compile(
 _ENDS_SENTENCE = tuple("。！？；：:;!?")
 
 
-def _parse_pdf(name: str, data: bytes) -> ParsedText:
+def _parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimits) -> ParsedText:
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
     try:
         reader = PdfReader(io.BytesIO(data))
+        count = len(reader.pages)
+        if count > limits.max_pages:
+            raise UnsupportedDocument(f"{name}: {count} pages; the limit is {limits.max_pages} pages (max_pages)")
         page_lines = [(page.extract_text() or "").split("\n") for page in reader.pages]
     except (PdfReadError, ValueError, KeyError, TypeError) as exc:
+        if isinstance(exc, UnsupportedDocument):
+            raise
         raise UnsupportedDocument(f"{name}: unreadable PDF ({exc})") from exc
-    lines = [ln.rstrip() for page in page_lines for ln in page if ln.strip() and not _PAGE_NUMBER_RE.match(ln)]
-    if not lines:
+    kept = [[ln.rstrip() for ln in page if ln.strip() and not _PAGE_NUMBER_RE.match(ln)] for page in page_lines]
+    scanned = [
+        i for i, lines in enumerate(kept) if sum(len("".join(ln.split())) for ln in lines) < limits.min_text_chars
+    ]
+    ocr_lines: dict[int, list[PlacedLine]] = {}
+    engine = None
+    if scanned:
+        try:
+            pdf = images.open_pdf(data)
+            scanned = [i for i in scanned if not images.page_is_blank(pdf, i)]
+            if scanned and ocr is None:
+                if all(not lines for lines in kept):
+                    raise UnsupportedDocument(f"{name}: the PDF has no text layer (scanned pages need OCR first)")
+                pages = ", ".join(str(i + 1) for i in scanned)
+                raise UnsupportedDocument(
+                    f"{name}: page(s) {pages} are scanned images without a text layer, and no OCR engine is configured"
+                )
+            if scanned and ocr is not None:
+                read = [(i + 1, _ocr_image(name, images.render_pdf_page(pdf, i, limits), ocr, limits, i + 1))
+                        for i in scanned]  # fmt: skip
+                ocr_lines, engine = _place_ocr(read, limits)
+        except ImageLimitExceeded as exc:
+            raise UnsupportedDocument(f"{name}: {exc}") from exc
+        except UnreadableImage as exc:
+            raise UnsupportedDocument(f"{name}: unreadable PDF ({exc})") from exc
+    text_lines = [ln for i, lines in enumerate(kept) if i not in ocr_lines for ln in lines]
+    if not text_lines and not any(ocr_lines.values()):
         raise UnsupportedDocument(f"{name}: the PDF has no text layer (scanned pages need OCR first)")
-    indented = sum(1 for ln in lines if ln[:1].isspace()) / len(lines)
-    full_width = max(len(ln.strip()) for ln in lines)
-    paragraphs: list[str] = []
+    placed = _place_text_layer(kept, ocr_lines, text_lines)
+    text, spans = assemble(placed, range(1, len(kept) + 1), {index + 1 for index in ocr_lines})
+    first = text.split("\n", 1)[0]
+    title = first if first and len(first) <= 80 else None
+    return ParsedText(text, "pdf", "binary", title, spans, engine)
+
+
+def _place_text_layer(
+    kept: list[list[str]], ocr_lines: dict[int, list[PlacedLine]], text_lines: list[str]
+) -> list[PlacedLine]:
+    """All lines in page order: text-layer lines with their paragraph starts decided from the typesetting
+    (first-line indents, or lines that stop short of the margin), OCR'd pages' lines as placed."""
+    indented = sum(1 for ln in text_lines if ln[:1].isspace()) / len(text_lines) if text_lines else 0.0
+    full_width = max((len(ln.strip()) for ln in text_lines), default=0)
+    placed: list[PlacedLine] = []
     previous = ""
-    for ln in lines:
-        stripped = ln.strip()
-        ends = previous.endswith(_ENDS_SENTENCE)
-        wrapped = len(previous) >= 0.85 * full_width and not ends  # the line before ran to the margin
-        if indented > 0.2:
-            # Typeset with a first-line indent: an indented line starts a paragraph unless the line before
-            # ran to the right margin (centred title and header lines are indented too).
-            new = ln[:1].isspace() and (not wrapped or bool(_PARAGRAPH_START_RE.match(ln)))
-        else:
-            new = ends or not wrapped or bool(_PARAGRAPH_START_RE.match(ln))
-        if new or not paragraphs:
-            paragraphs.append(stripped)
-        else:
-            paragraphs[-1] += stripped
-        previous = stripped
-    title = paragraphs[0] if paragraphs and len(paragraphs[0]) <= 80 else None
-    return ParsedText("\n".join(paragraphs) + "\n", "pdf", "binary", title)
+    for index, lines in enumerate(kept):
+        if index in ocr_lines:
+            placed.extend(ocr_lines[index])
+            if ocr_lines[index]:
+                previous = ocr_lines[index][-1].text
+            continue
+        for ln in lines:
+            stripped = ln.strip()
+            ends = previous.endswith(_ENDS_SENTENCE)
+            wrapped = len(previous) >= 0.85 * full_width and not ends  # the line before ran to the margin
+            if indented > 0.2:
+                # Typeset with a first-line indent: an indented line starts a paragraph unless the line before
+                # ran to the right margin (centred title and header lines are indented too).
+                new = ln[:1].isspace() and (not wrapped or bool(_PARAGRAPH_START_RE.match(ln)))
+            else:
+                new = ends or not wrapped or bool(_PARAGRAPH_START_RE.match(ln))
+            placed.append(PlacedLine(stripped, index + 1, new))
+            previous = stripped
+    return placed
+
+
+def _ocr_image(name: str, img: Any, ocr: OcrFunction, limits: OcrLimits, page: int) -> OcrPage:
+    """OCR one page image (red ink removed) within the time limit."""
+    png = images.to_png(images.remove_red_ink(img))
+    return _with_timeout(lambda: ocr(png), limits.page_timeout_s, f"{name}: OCR of page {page}")
+
+
+def _with_timeout(call: Callable[[], OcrPage], timeout_s: float, what: str) -> OcrPage:
+    """Run `call` on a daemon thread and wait at most `timeout_s`.
+
+    An engine call cannot be interrupted from outside (ONNX Runtime, a gRPC call without a deadline), so a
+    page that overruns is abandoned: its thread finishes in the background and the document is refused, so
+    the ingest never hangs on one page.
+    """
+    result: list[OcrPage] = []
+    error: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(call())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread below
+            error.append(exc)
+
+    worker = threading.Thread(target=run, name="ocr-page", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        raise UnsupportedDocument(f"{what} took longer than {timeout_s:g} s (page_timeout_s)")
+    if error:
+        raise error[0]
+    return result[0]
+
+
+def _place_ocr(read: list[tuple[int, OcrPage]], limits: OcrLimits) -> tuple[dict[int, list[PlacedLine]], str | None]:
+    """Cleaned, placed lines of OCR'd pages, keyed by page index (from 0), and the engine that read them."""
+    ordered = [(number, reading_order(page)) for number, page in read]
+    cleaned = remove_noise(ordered, min_confidence=limits.min_line_confidence)
+    out = {number - 1: place_lines(number, lines) for (number, _), lines in zip(ordered, cleaned, strict=True)}
+    engine = next((page.engine for _, page in read if page.engine), None)
+    return out, engine
+
+
+# --- images -----------------------------------------------------------------------------------------------
+
+
+def _parse_image(name: str, data: bytes, fmt: str, ocr: OcrFunction | None, limits: OcrLimits) -> ParsedText:
+    if ocr is None:
+        raise UnsupportedDocument(f"{name}: a {fmt.upper()} image needs OCR, and no OCR engine is configured")
+    try:
+        read = [(n, _ocr_image(name, img, ocr, limits, n)) for n, img in enumerate(images.image_pages(data, limits), 1)]
+    except ImageLimitExceeded as exc:
+        raise UnsupportedDocument(f"{name}: {exc}") from exc
+    except UnreadableImage as exc:
+        raise UnsupportedDocument(f"{name}: {exc}") from exc
+    placed_by_page, engine = _place_ocr(read, limits)
+    placed = [ln for index in sorted(placed_by_page) for ln in placed_by_page[index]]
+    text, spans = assemble(placed, range(1, len(read) + 1), {n for n, _ in read})
+    first = text.split("\n", 1)[0]
+    title = first if first and len(first) <= 80 else None
+    return ParsedText(text, fmt, "binary", title, spans, engine)
 
 
 # --- DOCX -------------------------------------------------------------------------------------------------
