@@ -68,7 +68,8 @@ class PlacedLine:
 def reading_order(page: OcrPage) -> list[OcrLine]:
     """The page's lines top to bottom, fragments of one visual row merged left to right.
 
-    Two boxes share a row when their vertical centres are closer than half the smaller height. A gap wider
+    Two boxes share a row when their vertical centres are closer than half the smaller height and they do not
+    lie on top of each other (seal text over a line stays a line of its own, for `remove_noise`). A gap wider
     than half a line height between fragments becomes one space.
     """
     lines = sorted((ln for ln in page.lines if ln.text.strip()), key=lambda ln: (ln.box.centre_y, ln.box.x0))
@@ -76,7 +77,8 @@ def reading_order(page: OcrPage) -> list[OcrLine]:
     for ln in lines:
         if rows:
             last = rows[-1][-1]
-            if abs(ln.box.centre_y - last.box.centre_y) < 0.5 * min(ln.box.height, last.box.height):
+            same_row = abs(ln.box.centre_y - last.box.centre_y) < 0.5 * min(ln.box.height, last.box.height)
+            if same_row and not _overlap(ln.box, last.box) > 0.3:  # text on top of text (a seal) stays apart
                 rows[-1].append(ln)
                 continue
         rows.append([ln])
@@ -166,24 +168,41 @@ def _drop_banner(lines: list[OcrLine]) -> list[OcrLine]:
     return out
 
 
-def place_lines(page_number: int, lines: Sequence[OcrLine]) -> list[PlacedLine]:
-    """Mark the lines of one cleaned OCR page that start a paragraph (see the module docstring)."""
+def place_lines(
+    page_number: int, lines: Sequence[OcrLine], *, margin: float | None = None, aspect: float = 297 / 210
+) -> list[PlacedLine]:
+    """Mark the lines of one cleaned OCR page that start a paragraph (see the module docstring).
+
+    Args:
+        page_number: the page, from 1.
+        lines: the page's kept lines in reading order.
+        margin: the document's left margin (fraction of the width), used where too few lines are near a line
+            to tell its own margin (a page with one or two lines).
+        aspect: page height / width, to turn a line height (a fraction of the height) into a character width
+            (a fraction of the width).
+    """
     if not lines:
         return []
-    em = statistics.median(ln.box.height for ln in lines)
+    em = statistics.median(ln.box.height for ln in lines) * aspect  # a square character, in width fractions
     right = _percentile([ln.box.x1 for ln in lines], 0.9)
     placed = []
     for i, ln in enumerate(lines):
         window = lines[max(0, i - 5) : i + 6]
         left = min(other.box.x0 for other in window)  # the margin near this line (robust to a small skew)
+        if len(window) < 4 and margin is not None:
+            left = min(left, margin)
         indented = ln.box.x0 - left > 0.8 * em
         previous_short = i > 0 and lines[i - 1].box.x1 < right - 1.5 * em
-        starts = i == 0 or indented or previous_short
-        text = ln.text.strip()
-        if i == 0 and not indented:
-            starts = False  # a page that opens at the margin continues the last paragraph of the page before
-        placed.append(PlacedLine(text, page_number, starts, ln.box, ln.confidence))
+        # A page that opens at the margin continues the last paragraph of the page before.
+        starts = indented or previous_short
+        placed.append(PlacedLine(ln.text.strip(), page_number, starts, ln.box, ln.confidence))
     return placed
+
+
+def left_margin(pages: Sequence[Sequence[OcrLine]]) -> float | None:
+    """The document's left margin: a low percentile of where its lines begin (fraction of the width)."""
+    starts = [ln.box.x0 for lines in pages for ln in lines]
+    return _percentile(starts, 0.1) if starts else None
 
 
 def _percentile(values: Sequence[float], q: float) -> float:

@@ -14,13 +14,13 @@ import re
 import threading
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from regrag.domain.ocr import OcrPage, PageSpan
 from regrag.text import images
 from regrag.text.images import ImageLimitExceeded, OcrLimits, UnreadableImage
-from regrag.text.ocr_text import PlacedLine, assemble, place_lines, reading_order, remove_noise
+from regrag.text.ocr_text import PlacedLine, assemble, left_margin, place_lines, reading_order, remove_noise
 
 FORMATS = ("md", "txt", "html", "pdf", "docx", "png", "jpeg", "tiff")
 _EXTENSIONS = {
@@ -262,6 +262,7 @@ _PARAGRAPH_START_RE = re.compile(
     r"^\s*(?:第[零〇一二三四五六七八九十百千0-9]+[条章节编]|[（(][一二三四五六七八九十0-9]+[）)]|[一二三四五六七八九十]+、)"
 )
 _ENDS_SENTENCE = tuple("。！？；：:;!?")
+_HEADING_LINE_RE = re.compile(r"^\s*(?:第[零〇一二三四五六七八九十百千0-9]+[章节编](?:\s|$)|(?:总则|分则|附则)\s*$)")
 
 
 def _parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimits) -> ParsedText:
@@ -306,27 +307,32 @@ def _parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimit
     text_lines = [ln for i, lines in enumerate(kept) if i not in ocr_lines for ln in lines]
     if not text_lines and not any(ocr_lines.values()):
         raise UnsupportedDocument(f"{name}: the PDF has no text layer (scanned pages need OCR first)")
-    placed = _place_text_layer(kept, ocr_lines, text_lines)
+    placed = _place_lines(kept, ocr_lines)
     text, spans = assemble(placed, range(1, len(kept) + 1), {index + 1 for index in ocr_lines})
     first = text.split("\n", 1)[0]
     title = first if first and len(first) <= 80 else None
     return ParsedText(text, "pdf", "binary", title, spans, engine)
 
 
-def _place_text_layer(
-    kept: list[list[str]], ocr_lines: dict[int, list[PlacedLine]], text_lines: list[str]
-) -> list[PlacedLine]:
+def _place_lines(kept: list[list[str]], ocr_lines: dict[int, list[PlacedLine]]) -> list[PlacedLine]:
     """All lines in page order: text-layer lines with their paragraph starts decided from the typesetting
-    (first-line indents, or lines that stop short of the margin), OCR'd pages' lines as placed."""
+    (first-line indents, or lines that stop short of the margin), OCR'd pages' lines as placed, except that
+    an OCR'd page's first line starts a paragraph when the page before ended a sentence or with a heading and
+    the line opens with an article or item label (the geometry of the page before is not there to tell)."""
+    text_lines = [ln for i, lines in enumerate(kept) if i not in ocr_lines for ln in lines]
     indented = sum(1 for ln in text_lines if ln[:1].isspace()) / len(text_lines) if text_lines else 0.0
     full_width = max((len(ln.strip()) for ln in text_lines), default=0)
     placed: list[PlacedLine] = []
     previous = ""
     for index, lines in enumerate(kept):
         if index in ocr_lines:
-            placed.extend(ocr_lines[index])
-            if ocr_lines[index]:
-                previous = ocr_lines[index][-1].text
+            page = list(ocr_lines[index])
+            ended = previous.endswith(_ENDS_SENTENCE) or bool(_HEADING_LINE_RE.match(previous))
+            if page and ended and _PARAGRAPH_START_RE.match(page[0].text):
+                page[0] = replace(page[0], starts_paragraph=True)
+            placed.extend(page)
+            if page:
+                previous = page[-1].text
             continue
         for ln in lines:
             stripped = ln.strip()
@@ -379,9 +385,17 @@ def _place_ocr(read: list[tuple[int, OcrPage]], limits: OcrLimits) -> tuple[dict
     """Cleaned, placed lines of OCR'd pages, keyed by page index (from 0), and the engine that read them."""
     ordered = [(number, reading_order(page)) for number, page in read]
     cleaned = remove_noise(ordered, min_confidence=limits.min_line_confidence)
-    out = {number - 1: place_lines(number, lines) for (number, _), lines in zip(ordered, cleaned, strict=True)}
+    margin = left_margin(cleaned)
+    out = {
+        number - 1: place_lines(number, lines, margin=margin, aspect=_aspect(page))
+        for (number, page), lines in zip(read, cleaned, strict=True)
+    }
     engine = next((page.engine for _, page in read if page.engine), None)
     return out, engine
+
+
+def _aspect(page: OcrPage) -> float:
+    return page.height / page.width if page.width and page.height else 297 / 210
 
 
 # --- images -----------------------------------------------------------------------------------------------
@@ -397,7 +411,7 @@ def _parse_image(name: str, data: bytes, fmt: str, ocr: OcrFunction | None, limi
     except UnreadableImage as exc:
         raise UnsupportedDocument(f"{name}: {exc}") from exc
     placed_by_page, engine = _place_ocr(read, limits)
-    placed = [ln for index in sorted(placed_by_page) for ln in placed_by_page[index]]
+    placed = _place_lines([[] for _ in read], placed_by_page)
     text, spans = assemble(placed, range(1, len(read) + 1), {n for n, _ in read})
     first = text.split("\n", 1)[0]
     title = first if first and len(first) <= 80 else None

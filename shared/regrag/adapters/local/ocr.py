@@ -57,9 +57,8 @@ class RapidOcrEngine:
         return f"rapidocr-{self._version}/PP-OCRv6-small"
 
     def _load(self) -> Any:
-        from rapidocr import RapidOCR
-
         import rapidocr
+        from rapidocr import RapidOCR
 
         models = Path(rapidocr.__file__).parent / "models"
         params: dict[str, Any] = {
