@@ -11,6 +11,8 @@ An engine returns boxes of text in reading order; a regulation needs paragraphs.
   characters (GB/T 9704), so a line starts a paragraph when it is indented relative to the lines around it or
   the line before it stopped short of the right margin; anything else continues the paragraph, across page
   breaks too;
+- undoes the engine's typical slips in Chinese text (`tidy_line`: specks read as dots, ASCII punctuation
+  after Chinese characters, a final 。 read as "O");
 - puts back the space after a paragraph's leading 第X条 / 第X章 label that OCR drops (the printed page has a
   gap there, and the chunker recognises an article by "第X条" followed by white space).
 
@@ -43,6 +45,12 @@ _LABEL_RE = re.compile(
     r"^(第[零〇一二三四五六七八九十百千两0-9]+(?:条(?:之[一二三四五六七八九十]+)?|章|节|编|分编))(?=[^\s，。；、：,.;:）)])"
 )
 _HEADING_MAX_CHARS = 30
+_CJK = "\u3400-\u9fff"
+_EDGE_NOISE_RE = re.compile(r"^[.·•'`,，]+|[.·•'`]+$")
+_DOT_NOISE_RE = re.compile(rf"(?<=[{_CJK}）)，。；：、])[.·•]+(?=[{_CJK}（(])")
+_ASCII_PUNCT_RE = re.compile(rf"(?<=[{_CJK}）)])([,;:!?])")
+_FULLWIDTH = {",": "，", ";": "；", ":": "：", "!": "！", "?": "？"}
+_FINAL_O_RE = re.compile(rf"(?<=[{_CJK}])[Oo]$")
 _SENTENCE_PUNCT = set("。；，：！？;,:!?")
 
 
@@ -195,7 +203,7 @@ def place_lines(
         previous_short = i > 0 and lines[i - 1].box.x1 < right - 1.5 * em
         # A page that opens at the margin continues the last paragraph of the page before.
         starts = indented or previous_short
-        placed.append(PlacedLine(ln.text.strip(), page_number, starts, ln.box, ln.confidence))
+        placed.append(PlacedLine(tidy_line(ln.text), page_number, starts, ln.box, ln.confidence))
     return placed
 
 
@@ -208,6 +216,16 @@ def left_margin(pages: Sequence[Sequence[OcrLine]]) -> float | None:
 def _percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def tidy_line(text: str) -> str:
+    """Undo the engine's typical slips in Chinese text: dots that are specks (between two characters, or at
+    either end of a line), ASCII ,;:!? after a Chinese character (the page has the full-width mark), and a
+    final 。 read as "O". A regulation's Chinese text has none of these, so nothing real is changed."""
+    text = _EDGE_NOISE_RE.sub("", text.strip())
+    text = _DOT_NOISE_RE.sub("", text)
+    text = _ASCII_PUNCT_RE.sub(lambda m: _FULLWIDTH[m.group(1)], text)
+    return _FINAL_O_RE.sub("。", text)
 
 
 def restore_label_space(paragraph: str) -> str:
@@ -251,12 +269,13 @@ def assemble(
         first = True
         for ln in para:
             text = ln.text
-            if first:
-                fixed = restore_label_space("".join(p.text for p in para))
-                if fixed != "".join(p.text for p in para):
-                    label_end = fixed.index(" ")
-                    text = text[:label_end] + " " + text[label_end:] if label_end <= len(text) else text
-                first = False
+            if first and ln.box is not None:  # OCR only: a text layer keeps the spaces the PDF has
+                whole = "".join(p.text for p in para)
+                fixed = restore_label_space(whole)
+                label_end = fixed.index(" ") if fixed != whole else len(text) + 1
+                if label_end <= len(text):
+                    text = text[:label_end] + " " + text[label_end:]
+            first = False
             start, end = pos, pos + len(text)
             parts.append(text)
             pos = end

@@ -272,46 +272,55 @@ def _parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimit
     try:
         reader = PdfReader(io.BytesIO(data))
         count = len(reader.pages)
-        if count > limits.max_pages:
-            raise UnsupportedDocument(f"{name}: {count} pages; the limit is {limits.max_pages} pages (max_pages)")
+    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
+        raise UnsupportedDocument(f"{name}: unreadable PDF ({exc})") from exc
+    if count > limits.max_pages:  # before any page is read
+        raise UnsupportedDocument(f"{name}: {count} pages; the limit is {limits.max_pages} pages (max_pages)")
+    try:
         page_lines = [(page.extract_text() or "").split("\n") for page in reader.pages]
     except (PdfReadError, ValueError, KeyError, TypeError) as exc:
-        if isinstance(exc, UnsupportedDocument):
-            raise
         raise UnsupportedDocument(f"{name}: unreadable PDF ({exc})") from exc
     kept = [[ln.rstrip() for ln in page if ln.strip() and not _PAGE_NUMBER_RE.match(ln)] for page in page_lines]
-    scanned = [
-        i for i, lines in enumerate(kept) if sum(len("".join(ln.split())) for ln in lines) < limits.min_text_chars
-    ]
-    ocr_lines: dict[int, list[PlacedLine]] = {}
-    engine = None
-    if scanned:
-        try:
-            pdf = images.open_pdf(data)
-            scanned = [i for i in scanned if not images.page_is_blank(pdf, i)]
-            if scanned and ocr is None:
-                if all(not lines for lines in kept):
-                    raise UnsupportedDocument(f"{name}: the PDF has no text layer (scanned pages need OCR first)")
-                pages = ", ".join(str(i + 1) for i in scanned)
-                raise UnsupportedDocument(
-                    f"{name}: page(s) {pages} are scanned images without a text layer, and no OCR engine is configured"
-                )
-            if scanned and ocr is not None:
-                read = [(i + 1, _ocr_image(name, images.render_pdf_page(pdf, i, limits), ocr, limits, i + 1))
-                        for i in scanned]  # fmt: skip
-                ocr_lines, engine = _place_ocr(read, limits)
-        except ImageLimitExceeded as exc:
-            raise UnsupportedDocument(f"{name}: {exc}") from exc
-        except UnreadableImage as exc:
-            raise UnsupportedDocument(f"{name}: unreadable PDF ({exc})") from exc
-    text_lines = [ln for i, lines in enumerate(kept) if i not in ocr_lines for ln in lines]
-    if not text_lines and not any(ocr_lines.values()):
+    ocr_lines, engine = _ocr_scanned_pages(name, data, kept, ocr, limits)
+    if not any(kept[i] for i in range(len(kept)) if i not in ocr_lines) and not any(ocr_lines.values()):
         raise UnsupportedDocument(f"{name}: the PDF has no text layer (scanned pages need OCR first)")
     placed = _place_lines(kept, ocr_lines)
     text, spans = assemble(placed, range(1, len(kept) + 1), {index + 1 for index in ocr_lines})
     first = text.split("\n", 1)[0]
     title = first if first and len(first) <= 80 else None
     return ParsedText(text, "pdf", "binary", title, spans, engine)
+
+
+def _ocr_scanned_pages(
+    name: str, data: bytes, kept: list[list[str]], ocr: OcrFunction | None, limits: OcrLimits
+) -> tuple[dict[int, list[PlacedLine]], str | None]:
+    """OCR the pages whose text layer is (nearly) empty but which draw something; blank pages stay blank.
+
+    Returns the placed lines by page index (from 0) and the engine that read them.
+    """
+    scanned = [
+        i for i, lines in enumerate(kept) if sum(len("".join(ln.split())) for ln in lines) < limits.min_text_chars
+    ]
+    if not scanned:
+        return {}, None
+    try:
+        pdf = images.open_pdf(data)
+        scanned = [i for i in scanned if not images.page_is_blank(pdf, i)]
+        if not scanned:
+            return {}, None
+        if ocr is None:
+            if all(not lines for lines in kept):
+                raise UnsupportedDocument(f"{name}: the PDF has no text layer (scanned pages need OCR first)")
+            pages = ", ".join(str(i + 1) for i in scanned)
+            raise UnsupportedDocument(
+                f"{name}: page(s) {pages} are scanned images without a text layer, and no OCR engine is configured"
+            )
+        read = [(i + 1, _ocr_image(name, images.render_pdf_page(pdf, i, limits), ocr, limits, i + 1)) for i in scanned]
+    except ImageLimitExceeded as exc:
+        raise UnsupportedDocument(f"{name}: {exc}") from exc
+    except UnreadableImage as exc:
+        raise UnsupportedDocument(f"{name}: unreadable PDF ({exc})") from exc
+    return _place_ocr(read, limits)
 
 
 def _place_lines(kept: list[list[str]], ocr_lines: dict[int, list[PlacedLine]]) -> list[PlacedLine]:
@@ -351,7 +360,7 @@ def _place_lines(kept: list[list[str]], ocr_lines: dict[int, list[PlacedLine]]) 
 
 def _ocr_image(name: str, img: Any, ocr: OcrFunction, limits: OcrLimits, page: int) -> OcrPage:
     """OCR one page image (red ink removed) within the time limit."""
-    png = images.to_png(images.remove_red_ink(img))
+    png = images.to_png(images.remove_red_ink(images.fit(img, limits.ocr_max_side_px)))
     return _with_timeout(lambda: ocr(png), limits.page_timeout_s, f"{name}: OCR of page {page}")
 
 
