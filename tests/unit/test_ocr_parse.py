@@ -12,7 +12,16 @@ import zlib
 import pytest
 from PIL import Image
 
-from regrag.domain.ocr import Box, OcrLine, OcrPage, PageSpan, lines_for_span, low_confidence_pages, pages_for_span
+from regrag.domain.ocr import (
+    Box,
+    OcrLine,
+    OcrPage,
+    PageSpan,
+    lines_for_span,
+    low_confidence_pages,
+    page_url,
+    pages_for_span,
+)
 from regrag.text.chunking import split_structure
 from regrag.text.images import OcrLimits
 from regrag.text.normalize import normalize
@@ -237,6 +246,13 @@ def test_pages_for_span_edges():
     assert pages_for_span((), 0, 5) == []
 
 
+def test_page_url_points_at_the_first_page_of_a_quote():
+    assert page_url("https://example.gov.cn/a.pdf", [3, 4]) == "https://example.gov.cn/a.pdf#page=3"
+    assert page_url("https://example.gov.cn/a.pdf#page=1", [2]) == "https://example.gov.cn/a.pdf#page=2"
+    assert page_url("https://example.gov.cn/a.pdf", []) == "https://example.gov.cn/a.pdf"
+    assert page_url(None, [2]) is None
+
+
 def test_text_pdf_pages_have_spans_without_ocr():
     parsed = parse_document("nat-reg-0088.pdf", (FORMATS / "nat-reg-0088.pdf").read_bytes())
     assert parsed.ocr_engine is None and parsed.ocr_pages == ()
@@ -309,6 +325,8 @@ def never(image: bytes) -> OcrPage:
     ("name", "data", "limits", "message"),
     [
         ("bomb.png", png_header_only(100_000, 100_000), OcrLimits(), "max_image_pixels"),
+        # our limit set above Pillow's: Pillow's own guard (MAX_IMAGE_PIXELS) still refuses it at open
+        ("bomb2.png", png_header_only(20_000, 20_000), OcrLimits(max_image_pixels=10**10), "decompression bomb"),
         ("big.png", png_header_only(8_000, 6_000), OcrLimits(max_image_pixels=20_000_000), "max_image_pixels"),
         ("long.tif", tiff(4), OcrLimits(max_pages=3), r"4 pages .* limit is 3 .*max_pages"),
         ("long.pdf", (FORMATS / "nat-reg-0088.pdf").read_bytes(), OcrLimits(max_pages=2), r"max_pages"),

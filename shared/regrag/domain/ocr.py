@@ -181,3 +181,11 @@ def lines_for_span(pages: Sequence[PageSpan], start: int, end: int) -> list[tupl
 def low_confidence_pages(pages: Sequence[PageSpan], threshold: float) -> list[int]:
     """OCR pages whose mean line confidence is below `threshold`."""
     return [p.page for p in pages if p.ocr and p.confidence is not None and p.confidence < threshold]
+
+
+def page_url(url: str | None, pages: Sequence[int]) -> str | None:
+    """The source URL pointing at the first page of a quote (`#page=N`, which PDF viewers open at), or the URL
+    unchanged when there is no page; an existing fragment is replaced."""
+    if not url or not pages:
+        return url
+    return f"{url.split('#', 1)[0]}#page={min(pages)}"

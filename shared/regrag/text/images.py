@@ -68,31 +68,46 @@ def sniff_image(data: bytes) -> str | None:
 def image_pages(data: bytes, limits: OcrLimits) -> Iterator[Any]:
     """The pages of an image upload (one, or a multi-page TIFF's frames) as RGB Pillow images, checked.
 
+    Frames are decoded one at a time, as the caller asks for them: a many-page TIFF never sits in memory whole.
+
     Raises:
         ImageLimitExceeded: too many frames, or a frame with too many pixels.
         UnreadableImage: not a decodable image.
     """
+    img, frames = _guarded(lambda: _open(data))
+    if frames > limits.max_pages:
+        raise ImageLimitExceeded(f"{frames} pages (frames) in one image; the limit is {limits.max_pages} (max_pages)")
+    for index in range(frames):
+        yield _guarded(lambda index=index: _frame(img, index, limits))
+
+
+def _open(data: bytes) -> tuple[Any, int]:
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(data))
+    return img, int(getattr(img, "n_frames", 1))
+
+
+def _frame(img: Any, index: int, limits: OcrLimits) -> Any:
+    img.seek(index)
+    _check_pixels(img.size, limits, f"page {index + 1}")  # from the header, before any pixel is decoded
+    img.load()
+    return img.convert("RGB")
+
+
+def _guarded(step: Any) -> Any:
+    """Run a Pillow step with its decompression-bomb warning as an error and its failures as ours."""
     from PIL import Image, UnidentifiedImageError
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
-            img = Image.open(io.BytesIO(data))
-            frames = getattr(img, "n_frames", 1)
-            if frames > limits.max_pages:
-                raise ImageLimitExceeded(
-                    f"{frames} pages (frames) in one image; the limit is {limits.max_pages} (max_pages)"
-                )
-            for index in range(frames):
-                img.seek(index)
-                _check_pixels(img.size, limits, f"page {index + 1}")
-                img.load()
-                yield img.convert("RGB")
+            return step()
+        except ImageLimitExceeded:
+            raise
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
             raise ImageLimitExceeded(f"{exc} (max_image_pixels)") from exc
         except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as exc:
-            if isinstance(exc, ImageLimitExceeded):
-                raise
             raise UnreadableImage(f"unreadable image ({exc})") from exc
 
 
