@@ -102,7 +102,7 @@ def test_an_unsupported_type_and_too_many_pages_are_permanent(docai):
         engine(docai).recognize(b"GIF89a-not-really")
     data = pdf(16)
     with pytest.raises(InvalidInput, match="exceed the limit: 15 got 16"):
-        engine(docai)._online(data, "application/pdf")  # what the service says when a caller skips `process`
+        engine(docai).process(data, "application/pdf", pages=15)  # a caller that miscounted: the service refuses
     with pytest.raises(InvalidInput, match="batch processing needs"):
         engine(docai).process(data, "application/pdf", pages=16)
     with pytest.raises(InvalidInput, match="at most 500 pages"):
@@ -127,6 +127,7 @@ def test_a_wrong_processor_is_refused_before_any_call():
         DocumentAiOcr("ocr123", "eu")
 
 
+@pytest.mark.emulator
 def test_a_large_file_goes_through_a_batch_job_and_its_shards_come_back_in_order(docai, gcs, bucket):
     docai.storage = gcp_env.storage(gcs)
     data = pdf(20)

@@ -36,14 +36,17 @@ class Box:
 
     @property
     def height(self) -> float:
+        """Height as a fraction of the page height."""
         return self.y1 - self.y0
 
     @property
     def width(self) -> float:
+        """Width as a fraction of the page width."""
         return self.x1 - self.x0
 
     @property
     def centre_y(self) -> float:
+        """Vertical centre, as a fraction of the page height."""
         return (self.y0 + self.y1) / 2
 
     def to_permille(self) -> list[int]:
@@ -52,6 +55,7 @@ class Box:
 
     @classmethod
     def from_permille(cls, values: Sequence[int]) -> Box:
+        """The box from [x0, y0, x1, y1] in thousandths of the page size (`to_permille`)."""
         x0, y0, x1, y1 = (v / _BOX_SCALE for v in values)
         return cls(x0, y0, x1, y1)
 
@@ -83,6 +87,7 @@ class OcrPage:
 
     @property
     def text(self) -> str:
+        """The lines' text, one per line, in the engine's order."""
         return "\n".join(line.text for line in self.lines)
 
     @property
@@ -134,6 +139,7 @@ class PageSpan:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PageSpan:
+        """The span from its `to_dict` form (as stored with the document)."""
         lines = tuple(
             LineSpan(int(row[0]), int(row[1]), Box.from_permille(row[2:6]), float(row[6]))
             for row in data.get("lines", ())

@@ -98,6 +98,7 @@ class DocumentAiOcr:
 
     @property
     def engine_id(self) -> str:
+        """Engine and model, stored with the document."""
         return f"documentai:{self.processor.split('/processors/', 1)[1]}"
 
     def _documents(self) -> Any:

@@ -54,6 +54,7 @@ class RapidOcrEngine:
 
     @property
     def engine_id(self) -> str:
+        """Engine and model, stored with the document."""
         return f"rapidocr-{self._version}/PP-OCRv6-small"
 
     def _load(self) -> Any:
