@@ -22,11 +22,15 @@ IMAGE_FORMATS = ("png", "jpeg", "tiff")
 DEFAULT_RASTER_DPI = 170  # A4 at 170 dpi is 1405 × 1987 px: RapidOCR's 2,000 px working size, no resampling
 
 
-class ImageLimitExceeded(ValueError):
+class ScanError(ValueError):
+    """A scanned page or image cannot be read; the message names the page or the limit (not the document)."""
+
+
+class ImageLimitExceeded(ScanError):
     """An image or page is over a configured limit; the message names the limit."""
 
 
-class UnreadableImage(ValueError):
+class UnreadableImage(ScanError):
     """The bytes are not an image Pillow (or a PDF page pdfium) can decode."""
 
 

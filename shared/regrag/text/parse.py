@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import io
 import re
-import threading
 import zipfile
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from regrag.domain.ocr import OcrPage, PageSpan
-from regrag.text import images
-from regrag.text.images import ImageLimitExceeded, OcrLimits, UnreadableImage
-from regrag.text.ocr_text import PlacedLine, assemble, left_margin, place_lines, reading_order, remove_noise
+from regrag.domain.ocr import PageSpan
+from regrag.text import images, scans
+from regrag.text.images import OcrLimits, ScanError
+from regrag.text.ocr_text import PlacedLine, assemble
+from regrag.text.scans import OcrFunction
 
 FORMATS = ("md", "txt", "html", "pdf", "docx", "png", "jpeg", "tiff")
 _EXTENSIONS = {
@@ -39,9 +38,6 @@ _EXTENSIONS = {
     "tiff": "tiff",
 }
 _BINARY = ("pdf", "docx", "png", "jpeg", "tiff")
-
-# The OCR seam: page image bytes (PNG) in, the lines read out. `OcrEngine.recognize` fits it.
-OcrFunction = Callable[[bytes], OcrPage]
 
 
 class UnsupportedDocument(ValueError):
@@ -281,7 +277,10 @@ def _parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimit
     except (PdfReadError, ValueError, KeyError, TypeError) as exc:
         raise UnsupportedDocument(f"{name}: unreadable PDF ({exc})") from exc
     kept = [[ln.rstrip() for ln in page if ln.strip() and not _PAGE_NUMBER_RE.match(ln)] for page in page_lines]
-    ocr_lines, engine = _ocr_scanned_pages(name, data, kept, ocr, limits)
+    try:
+        ocr_lines, engine = scans.ocr_pdf_pages(data, kept, ocr, limits)
+    except ScanError as exc:
+        raise UnsupportedDocument(f"{name}: {exc}") from exc
     if not any(kept[i] for i in range(len(kept)) if i not in ocr_lines) and not any(ocr_lines.values()):
         raise UnsupportedDocument(f"{name}: the PDF has no text layer (scanned pages need OCR first)")
     placed = _place_lines(kept, ocr_lines)
@@ -289,38 +288,6 @@ def _parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimit
     first = text.split("\n", 1)[0]
     title = first if first and len(first) <= 80 else None
     return ParsedText(text, "pdf", "binary", title, spans, engine)
-
-
-def _ocr_scanned_pages(
-    name: str, data: bytes, kept: list[list[str]], ocr: OcrFunction | None, limits: OcrLimits
-) -> tuple[dict[int, list[PlacedLine]], str | None]:
-    """OCR the pages whose text layer is (nearly) empty but which draw something; blank pages stay blank.
-
-    Returns the placed lines by page index (from 0) and the engine that read them.
-    """
-    scanned = [
-        i for i, lines in enumerate(kept) if sum(len("".join(ln.split())) for ln in lines) < limits.min_text_chars
-    ]
-    if not scanned:
-        return {}, None
-    try:
-        pdf = images.open_pdf(data)
-        scanned = [i for i in scanned if not images.page_is_blank(pdf, i)]
-        if not scanned:
-            return {}, None
-        if ocr is None:
-            if all(not lines for lines in kept):
-                raise UnsupportedDocument(f"{name}: the PDF has no text layer (scanned pages need OCR first)")
-            pages = ", ".join(str(i + 1) for i in scanned)
-            raise UnsupportedDocument(
-                f"{name}: page(s) {pages} are scanned images without a text layer, and no OCR engine is configured"
-            )
-        read = [(i + 1, _ocr_image(name, images.render_pdf_page(pdf, i, limits), ocr, limits, i + 1)) for i in scanned]
-    except ImageLimitExceeded as exc:
-        raise UnsupportedDocument(f"{name}: {exc}") from exc
-    except UnreadableImage as exc:
-        raise UnsupportedDocument(f"{name}: unreadable PDF ({exc})") from exc
-    return _place_ocr(read, limits)
 
 
 def _place_lines(kept: list[list[str]], ocr_lines: dict[int, list[PlacedLine]]) -> list[PlacedLine]:
@@ -358,55 +325,6 @@ def _place_lines(kept: list[list[str]], ocr_lines: dict[int, list[PlacedLine]]) 
     return placed
 
 
-def _ocr_image(name: str, img: Any, ocr: OcrFunction, limits: OcrLimits, page: int) -> OcrPage:
-    """OCR one page image (red ink removed) within the time limit."""
-    png = images.to_png(images.remove_red_ink(images.fit(img, limits.ocr_max_side_px)))
-    return _with_timeout(lambda: ocr(png), limits.page_timeout_s, f"{name}: OCR of page {page}")
-
-
-def _with_timeout(call: Callable[[], OcrPage], timeout_s: float, what: str) -> OcrPage:
-    """Run `call` on a daemon thread and wait at most `timeout_s`.
-
-    An engine call cannot be interrupted from outside (ONNX Runtime, a gRPC call without a deadline), so a
-    page that overruns is abandoned: its thread finishes in the background and the document is refused, so
-    the ingest never hangs on one page.
-    """
-    result: list[OcrPage] = []
-    error: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            result.append(call())
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread below
-            error.append(exc)
-
-    worker = threading.Thread(target=run, name="ocr-page", daemon=True)
-    worker.start()
-    worker.join(timeout_s)
-    if worker.is_alive():
-        raise UnsupportedDocument(f"{what} took longer than {timeout_s:g} s (page_timeout_s)")
-    if error:
-        raise error[0]
-    return result[0]
-
-
-def _place_ocr(read: list[tuple[int, OcrPage]], limits: OcrLimits) -> tuple[dict[int, list[PlacedLine]], str | None]:
-    """Cleaned, placed lines of OCR'd pages, keyed by page index (from 0), and the engine that read them."""
-    ordered = [(number, reading_order(page)) for number, page in read]
-    cleaned = remove_noise(ordered, min_confidence=limits.min_line_confidence)
-    margin = left_margin(cleaned)
-    out = {
-        number - 1: place_lines(number, lines, margin=margin, aspect=_aspect(page))
-        for (number, page), lines in zip(read, cleaned, strict=True)
-    }
-    engine = next((page.engine for _, page in read if page.engine), None)
-    return out, engine
-
-
-def _aspect(page: OcrPage) -> float:
-    return page.height / page.width if page.width and page.height else 297 / 210
-
-
 # --- images -----------------------------------------------------------------------------------------------
 
 
@@ -414,14 +332,11 @@ def _parse_image(name: str, data: bytes, fmt: str, ocr: OcrFunction | None, limi
     if ocr is None:
         raise UnsupportedDocument(f"{name}: a {fmt.upper()} image needs OCR, and no OCR engine is configured")
     try:
-        read = [(n, _ocr_image(name, img, ocr, limits, n)) for n, img in enumerate(images.image_pages(data, limits), 1)]
-    except ImageLimitExceeded as exc:
+        (placed_by_page, engine), count = scans.ocr_image_pages(data, ocr, limits)
+    except ScanError as exc:
         raise UnsupportedDocument(f"{name}: {exc}") from exc
-    except UnreadableImage as exc:
-        raise UnsupportedDocument(f"{name}: {exc}") from exc
-    placed_by_page, engine = _place_ocr(read, limits)
-    placed = _place_lines([[] for _ in read], placed_by_page)
-    text, spans = assemble(placed, range(1, len(read) + 1), {n for n, _ in read})
+    placed = _place_lines([[] for _ in range(count)], placed_by_page)
+    text, spans = assemble(placed, range(1, count + 1), set(range(1, count + 1)))
     first = text.split("\n", 1)[0]
     title = first if first and len(first) <= 80 else None
     return ParsedText(text, fmt, "binary", title, spans, engine)
