@@ -1,7 +1,7 @@
 """The dates and version links the corpus's own texts state, against its manifest; and the CI fixtures.
 
     python bench/corpus_dates.py                 # print the report (counts by basis, disagreements, links)
-    python bench/corpus_dates.py --fixtures      # also rewrite tests/fixtures/corpus_{clauses.jsonl,dates.tsv,links.tsv}
+    python bench/corpus_dates.py --fixtures      # and rewrite tests/fixtures/corpus_{clauses.jsonl,dates,links}.tsv
 
 CI has no ../shared/corpus, so the fixtures keep, for each of its 444 documents, the lines that can state a
 date or a link (the header, and every line with 施行/实施/生效/执行/废止/制定 or a legal basis), and the results
@@ -75,8 +75,12 @@ def main() -> None:
         doc_id, given = str(record["doc_id"]), str(record["effective_date"])
         found = facts(text, header, str(record["title"]))
         effective = found["effective"]
-        relation = "same" if effective == given else "none" if effective is None else (
-            "later" if str(effective) > given else "earlier"
+        relation = (
+            "same"
+            if effective == given
+            else "none"
+            if effective is None
+            else ("later" if str(effective) > given else "earlier")
         )
         basis[(found["basis"], relation)] += 1
         rows.append((doc_id, given, found["promulgated"] or "", effective or "", found["basis"], relation))
@@ -103,11 +107,15 @@ def main() -> None:
     print(f"text states a later entry into force than the manifest: {changed} of {len(docs)}")
     pairs = {(str(r["supersedes"]), str(r["doc_id"])) for r, _, _ in docs if r.get("supersedes")}
     found_pairs = {(m, d) for d, kind, _, match, _ in links if kind == "repeals" for m in match.split(",") if m}
-    print(f"repeal clauses: {sum(1 for x in links if x[1] == 'repeals')}, matched to a corpus document: "
-          f"{sum(1 for x in links if x[1] == 'repeals' and x[3])}; manifest pairs recovered: "
-          f"{sorted(pairs & found_pairs)} of {len(pairs)}")
-    print(f"implements: {sum(1 for x in links if x[1] == 'implements')}, matched: "
-          f"{sum(1 for x in links if x[1] == 'implements' and x[3])}")
+    print(
+        f"repeal clauses: {sum(1 for x in links if x[1] == 'repeals')}, matched to a corpus document: "
+        f"{sum(1 for x in links if x[1] == 'repeals' and x[3])}; manifest pairs recovered: "
+        f"{sorted(pairs & found_pairs)} of {len(pairs)}"
+    )
+    print(
+        f"implements: {sum(1 for x in links if x[1] == 'implements')}, matched: "
+        f"{sum(1 for x in links if x[1] == 'implements' and x[3])}"
+    )
     if args.fixtures:
         with (FIXTURES / "corpus_clauses.jsonl").open("w", encoding="utf-8") as fh:
             for c in clauses:

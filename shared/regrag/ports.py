@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from regrag.domain.models import Chunk, DocumentMeta, Filters, Hit
+from regrag.domain.ocr import OcrPage
 from regrag.domain.results import Candidate
 
 
@@ -260,4 +261,27 @@ class QuestionIndex(Protocol):
 
     def search(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
         """Chunks by their best question's cosine similarity to `vector` (score), best first."""
+        ...
+
+
+@runtime_checkable
+class OcrEngine(Protocol):
+    """Reads the text lines on one page image (local: RapidOCR; GCP: Document AI).
+
+    `parse_document(..., ocr=engine.recognize)` calls it for every image upload and every PDF page without a
+    text layer; the engine never sees the whole document, so its limits (pages, size) stay per page.
+    """
+
+    @property
+    def engine_id(self) -> str:
+        """Engine and model, stored with the document (e.g. "rapidocr-3.10.0/PP-OCRv6-small")."""
+        ...
+
+    def recognize(self, image: bytes) -> OcrPage:
+        """The lines on a page image (PNG, JPEG or TIFF bytes), with confidences and boxes.
+
+        Raises:
+            regrag.domain.errors.InvalidInput: the engine refuses this image (permanent).
+            regrag.domain.errors.Unavailable: the engine could not answer now (transient).
+        """
         ...

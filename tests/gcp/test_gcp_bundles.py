@@ -29,8 +29,9 @@ PROBE = ROOT / "tests" / "fakes" / "bundle_probe.py"
 DIM = 768
 # Imports that libraries attempt and survive without (so they are not in their requirements): api-core tries
 # grpc where a client needs only REST (compose: Cloud Storage alone); something under google-genai probes
-# pygments for pretty output.
-OPTIONAL = {"grpc", "pygments"}
+# pygments for pretty output; google-genai's _transformers tries `import PIL.Image` (image parts), which
+# succeeds wherever Pillow is installed (the OCR path needs it).
+OPTIONAL = {"grpc", "pygments", "PIL"}
 
 
 @pytest.fixture(scope="module")

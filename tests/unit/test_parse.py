@@ -6,7 +6,7 @@ import pytest
 
 from regrag.text.chunking import split_structure
 from regrag.text.normalize import normalize, strip_whitespace
-from regrag.text.parse import UnsupportedDocument, decode_text, detect_format, parse_document
+from regrag.text.parse import UnreadableDocument, decode_text, detect_format, parse_document
 
 from conftest import FORMATS, sample_text
 
@@ -58,7 +58,10 @@ def test_utf8_bom_and_utf16():
     [
         ("empty.md", b"", "empty file"),
         ("blank.md", b"  \n\n", "empty file"),
-        ("image.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "binary"),
+        # a PNG is a PNG whatever its name (as for PDF and DOCX); without an OCR engine it cannot be read
+        ("image.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "PNG image needs OCR"),
+        ("binary.md", b"\x00\x01\x02" + bytes(range(256)), "binary"),
+        ("scan.png", "第一条 内容".encode(), "not a PNG"),
         ("law.xlsx", "第一条 内容".encode(), "unsupported file type '.xlsx'"),
         ("noext", "第一条 内容".encode(), "no file extension"),
         ("fake.pdf", "第一条 内容".encode(), "not a PDF"),
@@ -67,7 +70,7 @@ def test_utf8_bom_and_utf16():
     ],
 )
 def test_bad_input_has_a_clear_reason(name, data, message):
-    with pytest.raises(UnsupportedDocument, match=message):
+    with pytest.raises(UnreadableDocument, match=message):
         parse_document(name, data)
 
 

@@ -23,8 +23,7 @@ from regrag.ports import Blob, BlobStore, Publisher
 from regrag.text import metadata as infer
 from regrag.text.chunking import KIND_ARTICLE, split_structure
 from regrag.text.normalize import normalize
-from regrag.text.parse import UnsupportedDocument as ParseFailure
-from regrag.text.parse import parse_document
+from regrag.text.parse import UnreadableDocument, parse_document
 
 log = logs.get("ingest")
 
@@ -100,7 +99,7 @@ def build_document(
     ]
     try:
         parsed = parse_document(name, blob.data)
-    except ParseFailure as exc:
+    except UnreadableDocument as exc:
         raise UnsupportedDocument(str(exc)) from exc
     if len(parsed.text) > limits.max_chars:
         raise UnsupportedDocument(

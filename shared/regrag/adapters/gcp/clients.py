@@ -63,6 +63,17 @@ def secret_manager(endpoint: Endpoint) -> Any:
     return gapic(SecretManagerServiceClient, SecretManagerServiceGrpcTransport, endpoint)
 
 
+def document_ai(endpoint: Endpoint) -> Any:
+    """Document AI v1 DocumentProcessorService (ProcessDocument, BatchProcessDocuments and its operations) on the
+    processor's regional endpoint (`{location}-documentai.googleapis.com`)."""
+    from google.cloud.documentai_v1.services.document_processor_service import DocumentProcessorServiceClient
+    from google.cloud.documentai_v1.services.document_processor_service.transports.grpc import (
+        DocumentProcessorServiceGrpcTransport,
+    )
+
+    return gapic(DocumentProcessorServiceClient, DocumentProcessorServiceGrpcTransport, endpoint)
+
+
 def storage_client(project: str | None) -> Any:
     """google-cloud-storage; with STORAGE_EMULATOR_HOST set it talks to the emulator without credentials."""
     from google.cloud.storage import Client
