@@ -292,17 +292,32 @@ await step('versions', async () => {
   const result = {
     notes: await texts('.notes li'),
     version_badges: await texts('.version-badge'),
+    counterparts: await texts('.counterpart summary'),
     answer_text: await page.textContent('#answer'),
   };
   const superseded = page.locator('.bullet', { has: page.locator('.version-superseded') }).first();
   if (await superseded.count()) {
     await superseded.locator('.cite').click();
     await page.locator('.versions li').first().waitFor();
-    result.versions = await texts('.versions li');
+    result.versions = await texts('.versions > ol > li');
+    result.changes = await texts('.changes summary');
+    result.meta = await texts('.doc-meta dd');
+    result.status = await page.textContent('.doc-meta .version-badge');
     result.cited = await page.$$eval('.doc-article.cited', (els) => els.map((el) => el.dataset.article));
     result.screenshot = await shot('versions', { full: false });
   }
   return result;
+});
+
+await step('window', async () => {
+  // promulgated 2024-06-28, in force from 2024-11-01: on 2024-08-01 the older version is the law
+  await load();
+  await search({ question: VERSION_QUESTION, asOf: '2024-08-01' });
+  return {
+    notes: await texts('.notes li'),
+    version_badges: await texts('.version-badge'),
+    temporal: await texts('.temporal-note'),
+  };
 });
 
 await step('abstain', async () => {

@@ -204,11 +204,26 @@ def test_cross_references_link_to_articles_of_the_same_document(run: dict[str, A
 
 
 def test_version_notes_and_superseded_citations(run: dict[str, Any]) -> None:
+    """Asked as of 2020, the 2007 突发事件应对法 is quoted; the page says it has since been replaced, with the newer
+    version's two dates (promulgated 2024-06-28, in force 2024-11-01) and its corresponding article."""
     v = step(run, "versions")
-    assert any("已被新版本《中华人民共和国突发事件应对法》（生效：2024-06-28）取代" in n for n in v["notes"])
-    assert any("已被取代：新版本生效于 2024-06-28" in b for b in v["version_badges"])
-    assert len(v["versions"]) == 2 and "当前查看" in v["versions"][0] and "2024-06-28" in v["versions"][1]
+    newer = "新版本《中华人民共和国突发事件应对法》（公布：2024-06-28，施行：2024-11-01）"
+    assert any("是2020-01-01时有效的版本" in n and newer in n for n in v["notes"]), v["notes"]
+    assert any("已被新版本取代：新版本2024-06-28 公布，2024-11-01 起施行" in b for b in v["version_badges"])
+    assert v["counterparts"] and all(c.startswith("新版本对应条文：第") for c in v["counterparts"])
+    assert len(v["versions"]) == 2 and "当前查看" in v["versions"][0]
+    assert "2024-06-28 公布，2024-11-01 起施行" in v["versions"][1] and "现行" in v["versions"][1]
+    assert v["changes"] and "修订对照" in v["changes"][0] and "条号变动" in v["changes"][0]
+    # the document view: both dates, and the status seen from the as-of day chosen in the filters
+    assert "2007-11-01" in " ".join(v["meta"]) and v["status"] == "现行有效（2020-01-01）"
     assert v["cited"] and all(c for c in v["cited"])
+
+
+def test_between_promulgation_and_entry_into_force_the_older_version_is_the_law(run: dict[str, Any]) -> None:
+    w = step(run, "window")
+    assert any("新版本已公布、尚未施行" in b for b in w["version_badges"]), w["version_badges"]
+    assert any("2024-06-28" in n and "2024-11-01" in n and "尚未施行" in n for n in w["notes"])
+    assert w["temporal"] == ["时点：2024-08-01（依据筛选条件）"]
 
 
 def test_abstention_shows_the_message_and_no_quotes(run: dict[str, Any]) -> None:

@@ -112,3 +112,30 @@ def test_delete_and_prune_remove_documents_through_the_delete_path(tmp_path, mon
     assert summary["chunked"] == 1 and summary["unchanged"] == 1 and summary["index"]["documents"] == 2
     code, out, _ = run(capsys, "ingest", str(corpus), "--prune")
     assert json.loads(out)["pruned"] == 0 and json.loads(out)["unchanged"] == 2
+
+
+def test_date_corrections_are_summarised_audited_and_old_derivations_redone(tmp_path, monkeypatch, capsys):
+    import sqlite3
+
+    monkeypatch.setenv("REGRAG_EMBEDDER", "hash")
+    monkeypatch.setenv("REGRAG_DATA_DIR", str(tmp_path / "data"))
+    corpus = make_corpus(tmp_path, {"nat-law-0076", "nat-law-0077"})
+    code, out, err = run(capsys, "ingest", str(corpus))
+    assert code == 0 and json.loads(out)["dates_corrected"] >= 1
+    # the manifest gives 2024-06-28 (its promulgation); the text: 本法自2024年11月1日起施行
+    assert "dates: nat-law-0077: sidecar effective_date 2024-06-28 is earlier" in err
+    code, out, _ = run(capsys, "audit", "--json")
+    audited = {row["doc_id"]: row for row in json.loads(out)}
+    assert audited["nat-law-0077"]["effective_date"] == "2024-11-01"
+    assert audited["nat-law-0077"]["promulgated"] == "2024-06-28"
+    assert audited["nat-law-0077"]["sources"] == {"promulgated": "sidecar", "effective_date": "text"}
+
+    # an index derived by older rules (before dates came from the text) is derived again, nothing lost or doubled
+    with sqlite3.connect(tmp_path / "data" / "index.sqlite") as con:
+        con.execute("UPDATE document SET meta_json = json_set(meta_json, '$.ingest_version', 1)")
+    code, out, _ = run(capsys, "ingest", str(corpus))
+    summary = json.loads(out)
+    assert summary["chunked"] == 2 and summary["unchanged"] == 0
+    before_chunks = summary["index"]["chunks"]
+    code, out, _ = run(capsys, "ingest", str(corpus))
+    assert json.loads(out)["unchanged"] == 2 and json.loads(out)["index"]["chunks"] == before_chunks

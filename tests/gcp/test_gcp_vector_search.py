@@ -251,3 +251,28 @@ def test_the_fake_implements_token_and_numeric_restrict_semantics(raw):
         timeout=5,
     )
     assert read.datapoints[0].numeric_restricts[0].value_float == 20240100.0
+
+
+def test_an_as_of_day_between_promulgation_and_entry_into_force_finds_the_version_then_in_force(ports, vector_fake):
+    """The chunk map and the restricts carry the same dates: the newer version promulgated 2024-06-28 and in
+    force from 2024-11-01 is invisible on 2024-08-01, when the older one is the law; visible from 2024-11-01."""
+    store, vectors, lexical, dim = ports
+    older = make_meta(doc_id="old", effective_date="2007-11-01")
+    newer = make_meta(doc_id="new", effective_date="2024-11-01", promulgated="2024-06-28", supersedes="old")
+    put(ports, older, [make_chunk(older, 1, "第1条 预防措施")], [1])
+    put(ports, newer, [make_chunk(newer, 1, "第1条 预防措施")], [2])
+    # the successor's arrival rewrote the older version's restricts: eff_to = the successor's entry into force
+    linked = store.get_document("old")[0]
+    assert (linked.superseded_by, linked.effective_to) == ("new", "2024-11-01")
+    vectors.refresh_metadata(store.document_chunks("old"))
+    lexical.refresh_metadata(store.document_chunks("old"))
+    point = vector_fake.indexes[vectors.index.config.index].datapoints[make_chunk(older, 1, "x").id]
+    assert {r.namespace: r.value_int for r in point.numeric_restricts} == {"eff": 20071101, "eff_to": 20241101}
+
+    def found(day):
+        hits = vectors.search(vec(1, dim), Filters(as_of=day), 5)
+        return {store.get_chunks([h.chunk_id])[0].doc_id for h in hits}
+
+    assert found("2024-08-01") == {"old"}
+    assert found("2024-10-31") == {"old"}
+    assert found("2024-11-01") == {"new"}

@@ -41,3 +41,19 @@ def test_unreadable_objects_are_reported_not_retried_forever(hash_services):
 def test_bad_requests(hash_services, body):
     with pytest.raises(InvalidInput):
         endpoints.reconcile(hash_services, body)
+
+
+def test_documents_derived_by_older_rules_are_ingested_again(hash_services):
+    import sqlite3
+
+    manifest = sample_manifest()
+    record = manifest["nat-law-0077"]
+    sidecar = {k: v for k, v in record.items() if k not in ("file", "chars", "articles")}
+    upload(hash_services, SAMPLE / record["file"], record["file"], sidecar)
+    with sqlite3.connect(hash_services.settings.index_path) as con:  # as an older regrag stored it
+        con.execute("UPDATE document SET meta_json = json_set(meta_json, '$.ingest_version', 1)")
+    assert endpoints.reconcile(hash_services, {"dry_run": True})["republished"] == [record["file"]]
+    assert endpoints.reconcile(hash_services, {})["republished"] == [record["file"]]
+    meta = hash_services.store.get_document("nat-law-0077")[0]
+    assert meta.ingest_version > 1 and meta.effective_date == "2024-11-01"
+    assert endpoints.reconcile(hash_services, {})["republished"] == []

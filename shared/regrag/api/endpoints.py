@@ -190,3 +190,8 @@ def admin_eval(services: Services, body: Any) -> dict[str, Any]:
         evaluate=lambda questions: evaluate(services, questions, k=request.k),
         context=context(services),
     )
+
+
+def admin_audit(services: Services) -> dict[str, Any]:
+    """GET /admin/audit (after require_admin): every document whose dates the text corrected or contradicted."""
+    return {"documents": documents.date_audit(services.store)}

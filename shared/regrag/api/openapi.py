@@ -193,6 +193,12 @@ def document() -> dict[str, Any]:
                 security=_ADMIN,
                 errors={"401": "no credentials", "403": "not an admin"},
             ),
+            "/admin/audit": _get(
+                "Documents whose dates text and metadata disagree on (admin)",
+                {"type": "object"},
+                security=_ADMIN,
+                errors={"401": "no credentials", "403": "not an admin"},
+            ),
             "/admin/eval": _post(
                 "Evaluate a question file (admin)",
                 "EvalRequest",

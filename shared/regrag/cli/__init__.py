@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     cor.add_argument("--json", action="store_true")
 
     sub.add_parser("prompts", help="list the versioned prompts and which ones are active")
+    aud = sub.add_parser("audit", help="list documents whose dates the text corrected or contradicted")
+    aud.add_argument("--json", action="store_true")
     fb = sub.add_parser("feedback", help="user feedback")
     fb_sub = fb.add_subparsers(dest="feedback_command", required=True)
     fb_export = fb_sub.add_parser("export", help="write feedback as eval questions for a maintainer to grade")
@@ -83,6 +85,7 @@ COMMANDS: dict[str, Callable[[Services, argparse.Namespace], int]] = {
     "eval": commands.cmd_eval,
     "corpora": commands.cmd_corpora,
     "prompts": commands.cmd_prompts,
+    "audit": commands.cmd_audit,
     "feedback": commands.cmd_feedback,
 }
 

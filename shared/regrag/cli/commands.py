@@ -112,3 +112,23 @@ def cmd_feedback(services: Services, args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def cmd_audit(services: Services, args: argparse.Namespace) -> int:
+    """Every document whose dates its metadata and its text disagree on, and what ingest did."""
+    rows = _audit(services)
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=1))
+        return 0
+    for row in rows:
+        print(f"{row['doc_id']}  《{row['title']}》  公布 {row['promulgated']}  施行 {row['effective_date']}")
+        for warning in row["warnings"]:
+            print(f"    {warning}")
+    print(f"{len(rows)} document(s) with date corrections or doubts", file=sys.stderr)
+    return 0
+
+
+def _audit(services: Services) -> list[dict[str, Any]]:
+    from regrag.pipeline.documents import date_audit
+
+    return date_audit(services.store)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from regrag import handlers
-from regrag.pipeline.ingest import SIDECAR_SUFFIX
+from regrag.pipeline.ingest import INGEST_VERSION, SIDECAR_SUFFIX, IngestResult
 from regrag.services import Services
 
 SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
@@ -104,12 +104,15 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
     counts = {"chunked": 0, "unchanged": 0, "failed": 0, "skipped": 0}
     chunks = 0
     failed: list[dict[str, Any]] = []
+    corrected: dict[str, tuple[str, ...]] = {}
     started = time.perf_counter()
     for up in uploads:
-        status, result_chunks, problems = _ingest_one(services, up, force=args.force)
+        status, result, problems = _ingest_one(services, up, force=args.force)
         counts[status] += 1
-        chunks += result_chunks
+        chunks += result.chunks if result else 0
         failed += problems
+        if result is not None and result.doc_id and result.date_warnings:
+            corrected[result.doc_id] = result.date_warnings
         progress.step(up.name)
     pruned = _prune(services, uploads, args.corpus) if args.prune else []
     summary = {
@@ -117,6 +120,8 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
         "chunks": chunks,
         "documents": len(uploads),
         "pruned": len(pruned),
+        # documents whose dates the text corrected or contradicted (regrag audit lists every one in the index)
+        "dates_corrected": len(corrected),
         "seconds": round(time.perf_counter() - started, 1),
         "dead_letters": len(services.bus.dead_letters) if services.bus is not None else 0,
         "index": services.store.stats(),
@@ -126,14 +131,19 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
         print(f"failed ({f.get('stage')}): {f.get('key')}: {f.get('error')}", file=sys.stderr)
     for doc_id in pruned:
         print(f"pruned: {doc_id}", file=sys.stderr)
+    for doc_id, warnings in corrected.items():
+        for warning in warnings:
+            print(f"dates: {doc_id}: {warning}", file=sys.stderr)
     return 0 if counts["failed"] == 0 else 2
 
 
-def _ingest_one(services: Services, up: Upload, *, force: bool) -> tuple[str, int, list[dict[str, Any]]]:
-    """(outcome, chunks, failures) of one file. A failure at any stage — ingest, embed, upsert, or a message
+def _ingest_one(
+    services: Services, up: Upload, *, force: bool
+) -> tuple[str, IngestResult | None, list[dict[str, Any]]]:
+    """(outcome, the ingest result, failures) of one file. A failure at any stage — ingest, embed, upsert, or a message
     the bus dead-lettered — fails the file: the in-process bus runs every stage before ingest_name returns."""
     if not force and _unchanged(services, up):
-        return "unchanged", 0, []
+        return "unchanged", None, []
     failures_before = len(services.failures.list())
     dead_before = len(services.bus.dead_letters) if services.bus is not None else 0
     result = handlers.ingest_name(services, _put(services, up))
@@ -144,8 +154,8 @@ def _ingest_one(services: Services, up: Upload, *, force: bool) -> tuple[str, in
             for d, error in services.bus.dead_letters[dead_before:]
         ]
     if result is None or problems:
-        return "failed", 0, problems or [{"stage": "ingest", "key": up.name, "error": "not ingested"}]
-    return (result.status if result.status in ("chunked", "skipped") else "skipped"), result.chunks, []
+        return "failed", None, problems or [{"stage": "ingest", "key": up.name, "error": "not ingested"}]
+    return (result.status if result.status in ("chunked", "skipped") else "skipped"), result, []
 
 
 def _prune(services: Services, uploads: list[Upload], corpus: str | None) -> list[str]:
@@ -188,7 +198,9 @@ def _sidecar_bytes(up: Upload) -> bytes | None:
 
 
 def _unchanged(services: Services, up: Upload) -> bool:
-    """The same bytes and sidecar are in the bucket, and the index holds that generation."""
+    """The same bytes and sidecar are in the bucket, and the index holds that generation, derived by the
+    current ingest rules (a document derived by older rules, e.g. before dates were read from the text, is
+    ingested again)."""
     existing = services.blobs.read_optional(up.name)
     if existing is None or existing.data != up.path.read_bytes():
         return False
@@ -197,7 +209,12 @@ def _unchanged(services: Services, up: Upload) -> bool:
         return False
     doc_id = (up.sidecar or {}).get("doc_id")
     found = services.store.get_document(doc_id) if doc_id else None
-    return bool(found and found[0].content_hash and found[0].generation == existing.generation)
+    return bool(
+        found
+        and found[0].content_hash
+        and found[0].generation == existing.generation
+        and found[0].ingest_version == INGEST_VERSION
+    )
 
 
 def _put(services: Services, up: Upload) -> str:

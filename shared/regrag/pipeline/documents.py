@@ -193,3 +193,22 @@ def article_units(chunks: list[Chunk]) -> list[dict[str, Any]]:
             }
         )
     return units
+
+
+def date_audit(store: ChunkStore) -> list[dict[str, Any]]:
+    """Every stored document whose dates disagree between its metadata and its text, with both dates, where
+    each came from, the clause, and what ingest did about it."""
+    return [
+        {
+            "doc_id": m.doc_id,
+            "title": m.title,
+            "corpus": m.corpus,
+            "promulgated": m.promulgated,
+            "effective_date": m.effective_date,
+            "sources": {k: m.provenance.get(k) for k in ("promulgated", "effective_date")},
+            "clause": m.effective_clause,
+            "warnings": list(m.date_warnings),
+        }
+        for m in store.list_documents()
+        if m.date_warnings
+    ]

@@ -26,7 +26,7 @@ from typing import Any
 from regrag import logs
 from regrag.domain.errors import PermanentError
 from regrag.domain.messages import DocumentDeleted
-from regrag.pipeline.ingest import IGNORED_NAMES, ingest_object, is_sidecar
+from regrag.pipeline.ingest import IGNORED_NAMES, INGEST_VERSION, ingest_object, is_sidecar
 from regrag.pipeline.lexical import chunk_tokens
 from regrag.ports import BlobStore, ChunkStore, LexicalIndex, Publisher, TermStatistics
 
@@ -101,11 +101,14 @@ def reconcile(
     objects = {b.name: b.generation for b in blobs.list() if is_document_object(b.name)}
     documents = store.list_documents()
     by_source: dict[str, int] = {}
+    outdated: set[str] = set()  # derived by older ingest rules: ingested again even though the bytes did not change
     for meta in documents:
         if meta.source_name:
             by_source[meta.source_name] = max(by_source.get(meta.source_name, 0), meta.generation)
+            if meta.ingest_version < INGEST_VERSION:
+                outdated.add(meta.source_name)
 
-    missing = sorted(name for name, gen in objects.items() if by_source.get(name, -1) < gen)
+    missing = sorted(name for name, gen in objects.items() if by_source.get(name, -1) < gen or name in outdated)
     republished: list[str] = []
     rejected: list[dict[str, str]] = []
     for name in missing[:max_republish]:
