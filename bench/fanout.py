@@ -29,7 +29,7 @@ PROVINCE_ORDER = ("national", "sd", "gd", "sh", "zj", "bj", "ha", "cq")
 
 def build(services, corpus: Path) -> None:  # type: ignore[no-untyped-def]
     for up in discover([str(corpus)], None):
-        sidecar = dict(up.sidecar or {})
+        sidecar = json.loads(up.sidecar) if up.sidecar else {}
         sidecar["corpus"] = sidecar.get("province", "national")
         services.blobs.write(up.name + SIDECAR_SUFFIX, json.dumps(sidecar, ensure_ascii=False).encode())
         services.blobs.write(up.name, up.path.read_bytes())

@@ -38,7 +38,7 @@ def main() -> None:
         overrides["vector_cache"] = args.vector_cache
     services = build_services(Settings.from_env({"LOG_LEVEL": "WARNING"}, **overrides))
     uploads = list(discover([str(args.corpus)], None))
-    manifest = {u.sidecar["doc_id"]: u.sidecar for u in uploads if u.sidecar}
+    manifest = {u.doc_id: u.sidecar for u in uploads if u.sidecar and u.doc_id}
     expected = {}
     for line in (args.corpus / "manifest.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
@@ -49,7 +49,7 @@ def main() -> None:
     failed = 0
     for up in uploads:
         if up.sidecar:
-            services.blobs.write(up.name + SIDECAR_SUFFIX, json.dumps(up.sidecar, ensure_ascii=False).encode())
+            services.blobs.write(up.name + SIDECAR_SUFFIX, up.sidecar)
         services.blobs.write(up.name, up.path.read_bytes())
         if handlers.ingest_name(services, up.name) is None:
             failed += 1

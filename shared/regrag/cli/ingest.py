@@ -25,11 +25,25 @@ _MANIFEST_DROP = ("file", "chars", "articles")
 
 @dataclass(frozen=True)
 class Upload:
-    """A local file to put in the bucket, with the sidecar metadata to put beside it (if any)."""
+    """A local file to put in the bucket, with the sidecar to put beside it (if any).
+
+    The sidecar travels as bytes: the ingest stage checks it (a broken one is a recorded failure naming the
+    file and the field), so one bad sidecar never stops the rest of a folder. `problem` is set when the file
+    cannot even be uploaded (a manifest line that names no file, a file that is not there).
+    """
 
     path: Path
     name: str
-    sidecar: dict[str, Any] | None
+    sidecar: bytes | None
+    problem: str | None = None
+
+    @property
+    def doc_id(self) -> str | None:
+        try:
+            value = json.loads(self.sidecar).get("doc_id") if self.sidecar else None
+        except (ValueError, AttributeError):
+            return None
+        return value if isinstance(value, str) else None
 
 
 def discover(paths: Sequence[str], corpus: str | None) -> Iterator[Upload]:
@@ -49,23 +63,37 @@ def discover(paths: Sequence[str], corpus: str | None) -> Iterator[Upload]:
                 try:
                     record = json.loads(line)
                     rel = record["file"]
-                except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                    raise ValueError(f"{manifest}:{n}: not a manifest record with a 'file' ({exc})") from exc
+                    if not isinstance(rel, str) or not rel or ".." in Path(rel).parts:
+                        raise TypeError(f"'file' must be a relative path, got {rel!r}")
+                except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+                    problem = f"{manifest}:{n}: not a manifest record with a 'file' ({exc})"
+                    yield Upload(manifest, f"{manifest.name}:{n}", None, problem)
+                    continue
                 sidecar = {k: v for k, v in record.items() if k not in _MANIFEST_DROP}
-                yield _upload(path / rel, rel, sidecar, corpus)
+                yield _upload(path / rel, rel, _json_bytes(sidecar), corpus)
             continue
         for file in sorted(path.rglob("*")):
             if file.is_file() and file.suffix.lower() in SUPPORTED and not file.name.startswith("."):
                 yield _upload(file, file.relative_to(path).as_posix(), None, corpus)
 
 
-def _upload(path: Path, name: str, sidecar: dict[str, Any] | None, corpus: str | None) -> Upload:
+def _json_bytes(value: dict[str, Any]) -> bytes:
+    return json.dumps(value, ensure_ascii=False, indent=1).encode("utf-8")
+
+
+def _upload(path: Path, name: str, sidecar: bytes | None, corpus: str | None) -> Upload:
+    if not path.is_file():
+        return Upload(path, name, None, f"{path}: no such file")
     if sidecar is None:
         beside = path.with_name(path.name + SIDECAR_SUFFIX)
-        if beside.exists():
-            sidecar = json.loads(beside.read_text(encoding="utf-8"))
+        sidecar = beside.read_bytes() if beside.is_file() else None
     if corpus:
-        sidecar = {**(sidecar or {}), "corpus": corpus}
+        try:
+            parsed = json.loads(sidecar) if sidecar else {}
+        except ValueError:
+            parsed = None  # left as it is: ingest records the broken sidecar
+        if isinstance(parsed, dict):
+            sidecar = _json_bytes({**parsed, "corpus": corpus})
     return Upload(path, name, sidecar)
 
 
@@ -142,6 +170,8 @@ def _ingest_one(
 ) -> tuple[str, IngestResult | None, list[dict[str, Any]]]:
     """(outcome, the ingest result, failures) of one file. A failure at any stage — ingest, embed, upsert, or a message
     the bus dead-lettered — fails the file: the in-process bus runs every stage before ingest_name returns."""
+    if up.problem:
+        return "failed", None, [{"stage": "ingest", "key": up.name, "error": up.problem}]
     if not force and _unchanged(services, up):
         return "unchanged", None, []
     failures_before = len(services.failures.list())
@@ -194,7 +224,7 @@ def cmd_delete(services: Services, args: argparse.Namespace) -> int:
 
 
 def _sidecar_bytes(up: Upload) -> bytes | None:
-    return json.dumps(up.sidecar, ensure_ascii=False, indent=1).encode("utf-8") if up.sidecar else None
+    return up.sidecar
 
 
 def _unchanged(services: Services, up: Upload) -> bool:
@@ -207,7 +237,7 @@ def _unchanged(services: Services, up: Upload) -> bool:
     old_sidecar = services.blobs.read_optional(up.name + SIDECAR_SUFFIX)
     if (old_sidecar.data if old_sidecar else None) != _sidecar_bytes(up):
         return False
-    doc_id = (up.sidecar or {}).get("doc_id")
+    doc_id = up.doc_id
     found = services.store.get_document(doc_id) if doc_id else None
     return bool(
         found

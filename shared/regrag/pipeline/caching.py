@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -70,6 +71,9 @@ class QueryEmbeddingCache:
     def __init__(self, inner: Any, max_entries: int = 2048) -> None:
         self.inner = inner
         self.query_cache: LruCache[np.ndarray] = LruCache(max_entries)
+        # single flight: identical questions asked at once are embedded once, the others wait for that result
+        self._in_flight: dict[Hashable, Future[np.ndarray]] = {}
+        self._flight_lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -84,7 +88,27 @@ class QueryEmbeddingCache:
 
     def embed_query(self, text: str) -> np.ndarray:
         key = (self.model_id, " ".join(text.split()))
-        return self.query_cache.get_or_compute(key, lambda: self.inner.embed_query(text))
+        found = self.query_cache.get(key)
+        if found is not None:
+            return found
+        with self._flight_lock:
+            flight = self._in_flight.get(key)
+            leader = flight is None
+            if flight is None:
+                flight = self._in_flight[key] = Future()
+        if not leader:
+            return flight.result()  # the leader's vector, or its exception
+        try:
+            vector = self.inner.embed_query(text)
+            self.query_cache.put(key, vector)
+            flight.set_result(vector)
+            return vector
+        except BaseException as exc:
+            flight.set_exception(exc)
+            raise
+        finally:
+            with self._flight_lock:
+                self._in_flight.pop(key, None)
 
     def __getattr__(self, name: str) -> Any:  # e.g. the vector cache of a CachingEmbedder underneath
         return getattr(self.inner, name)
