@@ -157,8 +157,8 @@ class Settings:
     # `regrag serve`: questions answered at once, questions waiting for a turn (and for how long) before the
     # server answers 503 with Retry-After (regrag.api.server)
     serve_max_active: int = field(default=2, metadata={"env": "REGRAG_SERVE_MAX_ACTIVE", "min": 1, "max": 64})
-    serve_max_waiting: int = field(default=16, metadata={"env": "REGRAG_SERVE_MAX_WAITING", "min": 0, "max": 1000})
-    serve_wait_s: float = field(default=2.0, metadata={"env": "REGRAG_SERVE_WAIT_S", "min": 0.0, "max": 60.0})
+    serve_max_waiting: int = field(default=192, metadata={"env": "REGRAG_SERVE_MAX_WAITING", "min": 0, "max": 4096})
+    serve_wait_s: float = field(default=2.5, metadata={"env": "REGRAG_SERVE_WAIT_S", "min": 0.0, "max": 60.0})
     log_level: str = field(
         default="INFO", metadata={"env": "LOG_LEVEL", "choices": ("DEBUG", "INFO", "WARNING", "ERROR")}
     )

@@ -2,14 +2,18 @@
 
 waitress (pure Python, portable) runs a fixed pool of threads. In front of the expensive requests (POST: a
 question costs an embedding, the rest are cheap) sits admission control: at most `max_active` run at once and
-at most `max_waiting` wait for a turn, each no longer than `wait_s`; anyone else is answered 503 with
-Retry-After at once, so a crowd gets fast refusals instead of a queue tens of seconds long. The thread pool is
-sized so that a refusal always finds a thread: active + waiting + a few for the page and cheap GETs.
+at most `max_waiting` wait for a turn, none longer than `wait_s`; a caller whose expected wait is longer is
+answered 503 with Retry-After at once, so a crowd gets fast refusals instead of a queue tens of seconds long.
+The thread pool is sized so that a refusal always finds a thread: active + waiting + a few for the page and the
+cheap GETs. Idle keep-alive connections cost waitress a socket, not a thread.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -31,8 +35,8 @@ class Limits:
     """How much work the server takes on (Settings: REGRAG_SERVE_*)."""
 
     max_active: int = 2
-    max_waiting: int = 16
-    wait_s: float = 2.0
+    max_waiting: int = 192
+    wait_s: float = 2.5
     retry_after_s: int = 2
 
     @property
@@ -41,36 +45,74 @@ class Limits:
 
 
 class Admission:
-    """A counting gate with a bounded waiting room: `enter()` is True when the caller may run now or after a
-    short wait, False when it should be turned away (room full, or no turn within `wait_s`)."""
+    """A gate with `max_active` slots and a bounded waiting room, smallest request first.
+
+    `enter(cost)` is True when the caller may run now or after a short wait; False when it is turned away at
+    once: the room is full, or the wait it would face (callers ahead × the recent time per question ÷ slots)
+    exceeds `wait_s`; or after waiting `wait_s` in vain. Waiting callers are served by increasing cost (the
+    request's size): a short question never queues behind long ones that arrived first, which with FIFO made
+    one wait for four 2,000-character questions."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self._slots = threading.BoundedSemaphore(limits.max_active)
-        self._lock = threading.Lock()
-        self.waiting = 0
+        self._cond = threading.Condition()
+        self._free = limits.max_active
+        self._queue: list[tuple[int, int]] = []  # (cost, ticket) of waiting callers, a heap
+        self._tickets = itertools.count()
         self.refused = 0
+        self.service_s = 0.02  # moving average of the time a question holds a slot; updated by leave()
+        self._entered: dict[int, float] = {}
 
-    def enter(self) -> bool:
-        if self._slots.acquire(blocking=False):
-            return True
-        with self._lock:
-            if self.waiting >= self.limits.max_waiting:
+    @property
+    def waiting(self) -> int:
+        return len(self._queue)
+
+    def enter(self, cost: int = 0) -> bool:
+        with self._cond:
+            if self._free and not self._queue:
+                return self._take()
+            expected_s = (len(self._queue) + 1) * self.service_s / self.limits.max_active
+            if len(self._queue) >= self.limits.max_waiting or expected_s > self.limits.wait_s:
                 self.refused += 1
                 return False
-            self.waiting += 1
-        try:
-            admitted = self._slots.acquire(timeout=self.limits.wait_s)
-        finally:
-            with self._lock:
-                self.waiting -= 1
-        if not admitted:
-            with self._lock:
-                self.refused += 1
-        return admitted
+            ticket = (cost, next(self._tickets))
+            heapq.heappush(self._queue, ticket)
+            deadline = time.monotonic() + self.limits.wait_s
+            while not (self._free and self._queue[0] == ticket):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._queue.remove(ticket)
+                    heapq.heapify(self._queue)
+                    self._cond.notify_all()
+                    self.refused += 1
+                    return False
+                self._cond.wait(left)
+            heapq.heappop(self._queue)
+            return self._take()
+
+    def _take(self) -> bool:
+        self._free -= 1
+        self._entered[threading.get_ident()] = time.perf_counter()
+        return True
 
     def leave(self) -> None:
-        self._slots.release()
+        with self._cond:
+            started = self._entered.pop(threading.get_ident(), None)
+            if started is not None:
+                self.service_s = 0.8 * self.service_s + 0.2 * (time.perf_counter() - started)
+            self._free += 1
+            self._cond.notify_all()
+
+
+def warm_up(services: Services) -> None:
+    """Load what the first question would otherwise pay for (the search snapshot, the embedding model) before
+    the server takes traffic: a crowd arriving at a cold server would all wait on one load."""
+    from regrag.pipeline.filters import parse_filters
+
+    try:
+        services.retriever.retrieve("供电企业停电通知", parse_filters({}), 5)
+    except Exception as exc:  # noqa: BLE001 - an empty index or a slow backend must not keep the server down
+        logs.event(log, 30, "warm-up query failed; the first request will load the index", error=repr(exc))
 
 
 def wsgi_app(services: Services, admission: Admission | None = None) -> WsgiApp:
@@ -80,7 +122,7 @@ def wsgi_app(services: Services, admission: Admission | None = None) -> WsgiApp:
         request = Request(environ)
         if admission is None or request.method != "POST":
             return dispatch(services, request)(environ, start_response)
-        if not admission.enter():
+        if not admission.enter(request.content_length or 0):
             status, body = error_body(503, "busy", "the server is busy; retry shortly")
             response = json_response(status, body)
             response.headers["Retry-After"] = str(admission.limits.retry_after_s)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +48,12 @@ def cmd_ask(services: Services, args: argparse.Namespace) -> int:
 
 
 def cmd_serve(services: Services, args: argparse.Namespace) -> int:
-    from regrag.api.server import Limits, serve
+    from regrag.api.server import Limits, serve, warm_up
 
+    started = time.perf_counter()
+    warm_up(services)
     stats = services.store.stats()
+    print(f"ready in {time.perf_counter() - started:.1f} s (index loaded, model warm)", file=sys.stderr)
     print(
         f"regrag serving http://{args.host}:{args.port}/ ({stats['documents']} documents, {stats['chunks']} chunks)",
         file=sys.stderr,
