@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from regrag.domain.errors import NotFound
-from regrag.domain.models import Chunk, DocumentMeta, Filters
+from regrag.domain.models import Chunk, DocumentMeta, Filters, TitleReference
 from regrag.pipeline.lexical import chunk_tokens, query_tokens
 
 
@@ -211,6 +211,52 @@ class IndexContract:
         self.put(ports, new, [make_chunk(new, 1)], [1])
         put_old = self.put(ports, old, [make_chunk(old, 1)], [2])
         assert put_old.meta.superseded_by == "v2" and put_old.meta.effective_to == "2024-01-01"
+
+    def test_a_successor_whose_entry_into_force_was_corrected_moves_the_end_of_the_older(self, ports):
+        """Re-ingested with the date its text states (promulgated 2024-06-28, in force 2024-11-01), the newer
+        version moves the older one's end; an end the older one's own metadata states is kept when earlier."""
+        store, *_ = ports
+        old = make_meta("v1", effective_date="2007-11-01")
+        self.put(ports, old, [make_chunk(old, 1)], [1])
+        first = make_meta("v2", effective_date="2024-06-28", supersedes="v1")
+        self.put(ports, first, [make_chunk(first, 1)], [2])
+        assert store.get_document("v1")[0].effective_to == "2024-06-28"
+        corrected = replace(first, effective_date="2024-11-01", promulgated="2024-06-28", generation=2)
+        self.put(ports, corrected, [make_chunk(corrected, 1)], [2])
+        assert store.get_document("v1")[0].effective_to == "2024-11-01"
+        # the older version re-ingested meanwhile, with its own (earlier) end from a sidecar: that one stands
+        ended = replace(old, effective_to="2020-01-01", generation=2, provenance={"effective_to": "sidecar"})
+        self.put(ports, ended, [make_chunk(ended, 1)], [1])
+        assert store.get_document("v1")[0].effective_to == "2020-01-01"
+
+    def test_a_link_found_later_and_a_withdrawn_claim(self, ports):
+        store, vectors, _lexical, dim = ports
+        old, new = make_meta("v1", effective_date="2010-01-01"), make_meta("v2", effective_date="2024-01-01")
+        self.put(ports, old, [make_chunk(old, 1)], [1])
+        self.put(ports, new, [make_chunk(new, 1)], [2])
+        linked = store.set_supersedes("v2", "v1")
+        assert linked.meta.supersedes == "v1" and "v1" in linked.relinked
+        assert store.get_document("v1")[0].superseded_by == "v2"
+        assert store.get_document("v1")[0].effective_to == "2024-01-01"
+        withdrawn = store.set_supersedes("v2", None)
+        assert withdrawn.meta.supersedes is None and "v1" in withdrawn.relinked
+        assert store.get_document("v1")[0].superseded_by is None and store.get_document("v1")[0].effective_to is None
+        with pytest.raises(NotFound):
+            store.set_supersedes("nope", "v1")
+
+    def test_documents_are_found_by_title_and_by_repealed_title_within_a_corpus(self, ports):
+        store, *_ = ports
+        repeal = TitleReference("repeals", "某某旧条例", "……《某某旧条例》同时废止", key="某某旧条例")
+        new = make_meta("new", title="某某新条例", title_key="某某新条例", references=(repeal,))
+        old = make_meta("old", title="某某旧条例", title_key="某某旧条例")
+        elsewhere = make_meta("other", title="某某旧条例", title_key="某某旧条例", corpus="shandong")
+        for meta, seed in ((new, 1), (old, 2), (elsewhere, 3)):
+            self.put(ports, meta, [make_chunk(meta, 1)], [seed])
+        assert [m.doc_id for m in store.find_documents("guangdong", "title", "某某旧条例")] == ["old"]
+        assert [m.doc_id for m in store.find_documents("guangdong", "repeals", "某某旧条例")] == ["new"]
+        assert store.find_documents("guangdong", "repeals", "某某新条例") == []
+        store.delete_document("new")
+        assert store.find_documents("guangdong", "repeals", "某某旧条例") == []
 
     def test_lexical_scores_chinese_and_ranks_best_first(self, ports):
         _store, _vectors, lexical, _dim = ports

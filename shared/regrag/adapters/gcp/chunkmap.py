@@ -44,6 +44,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from regrag.adapters.gcp.blobstore import GenerationMismatch, Listed
+from regrag.domain import versions
 from regrag.domain.errors import NotFound, Unavailable
 from regrag.domain.models import Chunk, DocumentMeta
 from regrag.ports import Blob, BlobInfo, PutResult
@@ -166,11 +167,6 @@ class MissingObject(Unavailable):
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
-
-
-def _earliest(a: str | None, b: str | None) -> str | None:
-    dates = [d for d in (a, b) if d]
-    return min(dates) if dates else None
 
 
 class _Lru:
@@ -364,9 +360,7 @@ class GcsChunkStore:
                 raise StaleWrite(f"{doc_id}: generation {current.generation} is stored; {generation} is older")
             successor = self._successor_of(doc_id)
             if successor is not None:
-                meta = meta.with_changes(
-                    superseded_by=successor.doc_id, effective_to=_earliest(meta.effective_to, successor.effective_date)
-                )
+                meta = versions.superseded(meta, successor)
             base = f"{self.prefix}docs/{doc_id}/{generation}"
             rows = []
             for c in chunks:
@@ -464,9 +458,7 @@ class GcsChunkStore:
             changed.clear()
             if head is None:
                 return head
-            linked = head.meta.with_changes(
-                superseded_by=meta.doc_id, effective_to=_earliest(head.meta.effective_to, meta.effective_date)
-            )
+            linked = versions.superseded(head.meta, meta)
             if linked == head.meta:
                 return head
             changed.append(True)
@@ -545,7 +537,7 @@ class GcsChunkStore:
         def change(head: Head | None) -> Head | None:
             if head is None or head.meta.superseded_by != deleted_id:
                 return head
-            return head.copy(meta=head.meta.with_changes(superseded_by=None, effective_to=None))
+            return head.copy(meta=versions.freed(head.meta))
 
         with self._lock(older_id):
             self._update_head(older_id, change)

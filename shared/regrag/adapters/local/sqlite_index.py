@@ -19,6 +19,7 @@ import numpy as np
 
 from regrag.adapters.local.snapshot import Bm25Params, SearchSnapshot, build_snapshot
 from regrag.adapters.local.sqlite_db import ConnectionPool
+from regrag.domain import versions
 from regrag.domain.errors import InvalidInput, NotFound
 from regrag.domain.models import Chunk, DocumentMeta, Filters, Hit, date_int
 from regrag.ports import PutResult
@@ -273,7 +274,7 @@ class SqliteIndex:
         older = DocumentMeta.from_dict(json.loads(row[0]))
         if older.superseded_by != newer_id:
             return ()
-        freed = older.with_changes(superseded_by=None, effective_to=None)
+        freed = versions.freed(older)
         con.execute(
             "UPDATE document SET meta_json=? WHERE doc_id=?",
             (json.dumps(freed.to_dict(), ensure_ascii=False), older_id),
@@ -289,16 +290,12 @@ class SqliteIndex:
         ).fetchone()
         if successor is not None:
             newer = DocumentMeta.from_dict(json.loads(successor[0]))
-            meta = meta.with_changes(
-                superseded_by=newer.doc_id, effective_to=_earliest(meta.effective_to, newer.effective_date)
-            )
+            meta = versions.superseded(meta, newer)
         if meta.supersedes:
             row = con.execute("SELECT meta_json FROM document WHERE doc_id=?", (meta.supersedes,)).fetchone()
             if row is not None:
                 older = DocumentMeta.from_dict(json.loads(row[0]))
-                linked = older.with_changes(
-                    superseded_by=meta.doc_id, effective_to=_earliest(older.effective_to, meta.effective_date)
-                )
+                linked = versions.superseded(older, meta)
                 if linked != older:
                     con.execute(
                         "UPDATE document SET meta_json=? WHERE doc_id=?",
@@ -362,9 +359,7 @@ class SqliteIndex:
                     con.execute(
                         "UPDATE document SET meta_json=? WHERE doc_id=?",
                         (
-                            json.dumps(
-                                old.with_changes(superseded_by=None, effective_to=None).to_dict(), ensure_ascii=False
-                            ),
+                            json.dumps(versions.freed(old).to_dict(), ensure_ascii=False),
                             pred,
                         ),
                     )
@@ -666,11 +661,6 @@ def _bump_version(con: Any) -> None:
         "INSERT INTO meta(key, value) VALUES ('index_version', '1') "
         "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
     )
-
-
-def _earliest(a: str | None, b: str | None) -> str | None:
-    dates = [d for d in (a, b) if d]
-    return min(dates) if dates else None
 
 
 class SqliteVectorIndex:
