@@ -230,7 +230,7 @@ class IndexContract:
         assert store.get_document("v1")[0].effective_to == "2020-01-01"
 
     def test_a_link_found_later_and_a_withdrawn_claim(self, ports):
-        store, vectors, _lexical, dim = ports
+        store, *_ = ports
         old, new = make_meta("v1", effective_date="2010-01-01"), make_meta("v2", effective_date="2024-01-01")
         self.put(ports, old, [make_chunk(old, 1)], [1])
         self.put(ports, new, [make_chunk(new, 1)], [2])
