@@ -18,11 +18,11 @@ from regrag.adapters.gcp.restricts import (
     datapoint_restricts,
     query_restricts,
 )
-from regrag.adapters.gcp.sparse import Bm25Params, Lexicon, document_vector, query_vector, token_dimension
-from regrag.adapters.local.snapshot import Bm25Params as LocalBm25
+from regrag.adapters.gcp.sparse import Lexicon, document_vector, query_vector, token_dimension
 from regrag.adapters.local.snapshot import build_snapshot
 from regrag.adapters.local.sqlite_index import restricts
 from regrag.domain.errors import InvalidInput
+from regrag.domain.lexical import Bm25Params
 from regrag.domain.models import Filters
 
 _OPS = {"LESS_EQUAL": lambda a, b: a <= b, "GREATER_EQUAL": lambda a, b: a >= b, "GREATER": lambda a, b: a > b}
@@ -81,7 +81,7 @@ def test_restricts_select_exactly_what_the_local_index_selects():
             (rowid, m.doc_id, r["corpus"], r["province"], r["asset"], r["doc_class"], r["level"], r["doc_id"],
              r["eff"], r["eff_to"])
         )  # fmt: skip
-    snapshot = build_snapshot(1, rows, {}, None, {}, {}, LocalBm25())
+    snapshot = build_snapshot(1, rows, {}, None, {}, {}, Bm25Params())
     points = {m.doc_id: datapoint_restricts(m) for m in metas}
     for m in metas:  # the same values on both sides
         local, ours = restricts(m), points[m.doc_id]

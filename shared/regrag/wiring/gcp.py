@@ -109,7 +109,6 @@ def _vertex_embedder(settings: Settings):  # type: ignore[no-untyped-def]
 
 def _vertex_index(settings: Settings, dimension: int):  # type: ignore[no-untyped-def]
     from regrag.adapters.gcp.clients import Endpoint
-    from regrag.adapters.gcp.sparse import Bm25Params
     from regrag.adapters.gcp.vertex_index import VertexIndex, VertexIndexConfig
     from regrag.pipeline.lexical import chunk_tokens
 
@@ -127,5 +126,5 @@ def _vertex_index(settings: Settings, dimension: int):  # type: ignore[no-untype
             timeout_s=settings.vertex_timeout_s,
         ),
         tokens_of=chunk_tokens,
-        bm25=Bm25Params(settings.bm25_k1, settings.bm25_b, settings.bm25_avgdl, settings.title_weight),
+        bm25=models.bm25_params_from(settings),
     )

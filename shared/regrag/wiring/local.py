@@ -16,7 +16,6 @@ def build_local_services(settings: Settings) -> Services:
     from regrag.adapters.local.bus import InProcessBus
     from regrag.adapters.local.failures import JsonlFailureRecorder
     from regrag.adapters.local.feedback import SqliteFeedbackStore
-    from regrag.adapters.local.snapshot import Bm25Params
     from regrag.adapters.local.sqlite_index import (
         SqliteIndex,
         SqliteLexicalIndex,
@@ -33,10 +32,10 @@ def build_local_services(settings: Settings) -> Services:
         settings.index_path,
         embedder.dimension,
         embedder.model_id,
-        Bm25Params(settings.bm25_k1, settings.bm25_b),
+        models.bm25_params_from(settings),
         search_questions=settings.questions_index,
     )
-    lexical = SqliteLexicalIndex(db, settings.title_weight)
+    lexical = SqliteLexicalIndex(db)
     question_index = SqliteQuestionIndex(db)
     # the aids embed with the model itself, past the on-disk vector cache (see models.build_hyde)
     hyde = models.build_hyde(settings, model, lexical_texts(lexical, db))

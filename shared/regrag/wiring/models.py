@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from regrag.config import ConfigError, Settings
+from regrag.domain.lexical import Bm25Params
 from regrag.pipeline.caching import QueryEmbeddingCache
 from regrag.pipeline.compose import RelevanceFloor
 from regrag.pipeline.hyde import Hyde
@@ -56,6 +57,10 @@ def build_local_embedder(settings: Settings) -> tuple[CachingEmbedder, Embedder]
     else:
         raise ConfigError(f"REGRAG_EMBEDDER={settings.embedder!r} needs REGRAG_MODE=gcp")
     return CachingEmbedder(model, SqliteVectorCache(settings.vector_cache_path)), model
+
+
+def bm25_params_from(settings: Settings) -> Bm25Params:
+    return Bm25Params(settings.bm25_k1, settings.bm25_b, settings.title_weight, settings.bm25_avgdl)
 
 
 def query_options_from(settings: Settings) -> QueryOptions:

@@ -34,19 +34,19 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
-import random
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from regrag.adapters.gcp.blobstore import GenerationMismatch, Listed
+from regrag.adapters.gcp.clients import LostRace, until_written
 from regrag.domain import versions
 from regrag.domain.errors import NotFound, Unavailable
 from regrag.domain.models import Chunk, DocumentMeta
+from regrag.lru import LruCache
 from regrag.ports import Blob, BlobInfo, PutResult
 
 SCHEMA_VERSION = 1
@@ -169,27 +169,6 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-class _Lru:
-    def __init__(self, max_entries: int) -> None:
-        self.max_entries = max_entries
-        self._data: OrderedDict[Any, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        with self._lock:
-            if key not in self._data:
-                return None
-            self._data.move_to_end(key)
-            return self._data[key]
-
-    def put(self, key: Any, value: Any) -> None:
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.max_entries:
-                self._data.popitem(last=False)
-
-
 class GcsChunkStore:
     """The `ChunkStore` port on a chunk map in a bucket (see the module docstring)."""
 
@@ -212,8 +191,10 @@ class GcsChunkStore:
         self.max_workers = max_workers
         self._clock = clock
         self._heads: dict[str, tuple[float, int, Head | None]] = {}  # doc id → (fetched at, object gen, head)
-        self._objects_cache = _Lru(256)  # content-addressed object name → parsed content (parts: ~50 kB)
-        self._doc_of = _Lru(100_000)  # chunk id → doc id
+        self._objects_cache: LruCache[Any] = LruCache(
+            256
+        )  # content-addressed object name → parsed content (parts: ~50 kB)
+        self._doc_of: LruCache[str] = LruCache(100_000)  # chunk id → doc id
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
 
@@ -278,29 +259,37 @@ class GcsChunkStore:
         """Read-modify-write the head with compare-and-swap; `change` returns the new head (None deletes it)
         and must be repeatable, as it runs again after a lost race."""
         name = self._head_name(doc_id)
-        for attempt in range(_CAS_ATTEMPTS):
-            generation, head = self._fetch_head(doc_id)
-            new = change(head)
-            if new is head:
-                return head
-            try:
-                if new is None:
-                    if head is not None:
-                        self.objects.delete(name, if_generation_match=generation)
-                    stored = 0
-                else:
-                    stored = self.objects.write(
-                        name, new.to_json(), new.metadata(), content_type=_JSON, if_generation_match=generation
-                    ).generation
-            except GenerationMismatch:
-                time.sleep(random.uniform(0, min(1.0, 0.02 * 2**attempt)))
-                continue
-            except NotFound:
-                continue  # deleted meanwhile: decide again on what is there now
-            with self._guard:
-                self._heads[doc_id] = (self._clock(), stored, new)
-            return new
-        raise Unavailable(f"the chunk map head of {doc_id} kept changing; retry later")
+
+        def attempt() -> Head | None:
+            while True:
+                generation, head = self._fetch_head(doc_id)
+                new = change(head)
+                if new is head:
+                    return head
+                try:
+                    if new is None:
+                        if head is not None:
+                            self.objects.delete(name, if_generation_match=generation)
+                        stored = 0
+                    else:
+                        stored = self.objects.write(
+                            name, new.to_json(), new.metadata(), content_type=_JSON, if_generation_match=generation
+                        ).generation
+                except GenerationMismatch as exc:
+                    raise LostRace(name) from exc
+                except NotFound:
+                    continue  # deleted meanwhile: decide again on what is there now
+                with self._guard:
+                    self._heads[doc_id] = (self._clock(), stored, new)
+                return new
+
+        return until_written(
+            attempt,
+            attempts=_CAS_ATTEMPTS,
+            initial_s=0.02,
+            maximum_s=1.0,
+            exhausted=Unavailable(f"the chunk map head of {doc_id} kept changing; retry later"),
+        )
 
     # --- immutable objects ------------------------------------------------------------------------------
 

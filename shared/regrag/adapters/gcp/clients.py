@@ -12,8 +12,10 @@ only loads the clients it uses.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 # gRPC's default 4 MiB receive limit is below a batch of 1,500 × 768-dim datapoints; the real clients lift it.
 _UNLIMITED = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
@@ -25,6 +27,9 @@ class Endpoint:
 
     host: str
     plaintext: bool = False
+
+
+T = TypeVar("T")
 
 
 def gapic(client_cls: Any, transport_cls: Any, endpoint: Endpoint) -> Any:
@@ -88,7 +93,9 @@ def publisher_client() -> Any:
     return PublisherClient(batch_settings=types.BatchSettings(max_messages=1))
 
 
-def genai_vertex_client(project: str, location: str, base_url: str | None, timeout_s: float) -> Any:
+def genai_vertex_client(
+    project: str, location: str, base_url: str | None, timeout_s: float, retry_options: Any = None
+) -> Any:
     """google-genai in Vertex AI mode. A `base_url` (a fake) gets a static token: the SDK refuses anonymous
     credentials, and the fake needs none."""
     from google import genai
@@ -104,8 +111,13 @@ def genai_vertex_client(project: str, location: str, base_url: str | None, timeo
         project=project,
         location=location,
         credentials=credentials,
-        # retry_options unset: the SDK then makes one attempt; VertexEmbedder retries 429/503 itself.
-        http_options=types.HttpOptions(base_url=base_url, api_version="v1", timeout=max(1, round(timeout_s * 1000))),
+        # retry_options: the SDK retries what they name (VertexEmbedder: 429 and 503); unset, one attempt.
+        http_options=types.HttpOptions(
+            base_url=base_url,
+            api_version="v1",
+            timeout=max(1, round(timeout_s * 1000)),
+            retry_options=retry_options,
+        ),
     )
 
 
@@ -124,3 +136,32 @@ def api_retry(deadline_s: float, initial_s: float = 0.2, maximum_s: float = 4.0)
         multiplier=2.0,
         timeout=deadline_s,
     )
+
+
+class LostRace(Exception):
+    """A compare-and-swap write found the object changed since it was read (HTTP 412)."""
+
+
+def until_written(
+    attempt: Callable[[], T],
+    *,
+    attempts: int,
+    initial_s: float,
+    maximum_s: float,
+    exhausted: Exception,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Run `attempt` (read, change, write with if_generation_match) until it does not raise LostRace, at most
+    `attempts` times, sleeping between tries by api-core's truncated exponential backoff with full jitter
+    (google.api_core.retry.exponential_sleep_generator: writers that collided spread out instead of colliding
+    again in lockstep). Raises `exhausted` when every attempt lost its race."""
+    from google.api_core.retry import exponential_sleep_generator
+
+    delays = exponential_sleep_generator(initial_s, maximum_s)
+    for n in range(attempts):
+        try:
+            return attempt()
+        except LostRace:
+            if n + 1 < attempts:
+                sleep(next(delays))
+    raise exhausted

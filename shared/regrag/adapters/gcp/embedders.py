@@ -16,10 +16,9 @@
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,11 +65,24 @@ def batches(texts: Sequence[str], max_texts: int, max_tokens: int) -> list[list[
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Attempts per request and the backoff between them: initial × 2^n, capped, with full jitter."""
+    """Attempts per request and the backoff between them: initial × 2^n, capped, with jitter; 429 and 503 only
+    (google-genai's HttpRetryOptions does the retrying)."""
 
     max_attempts: int = 5
     initial_s: float = 0.5
     maximum_s: float = 8.0
+
+    def http_options(self) -> Any:
+        from google.genai import types
+
+        return types.HttpRetryOptions(
+            attempts=self.max_attempts,
+            initial_delay=self.initial_s,
+            max_delay=self.maximum_s,
+            exp_base=2.0,
+            jitter=1.0,
+            http_status_codes=sorted(_RETRY_STATUSES),
+        )
 
 
 class VertexEmbedder:
@@ -88,7 +100,6 @@ class VertexEmbedder:
         max_texts_per_request: int = MAX_TEXTS_PER_REQUEST,
         max_tokens_per_request: int = MAX_TOKENS_PER_REQUEST,
         base_url: str | None = None,
-        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         native = NATIVE_DIMENSIONS.get(model)
         if output_dimensionality is None and native is None:
@@ -108,7 +119,6 @@ class VertexEmbedder:
         self.max_texts = 1 if one_per_request else min(max_texts_per_request, MAX_TEXTS_PER_REQUEST)
         self.max_tokens = min(max_tokens_per_request, MAX_TOKENS_PER_REQUEST)
         self.base_url = base_url
-        self._sleep = sleep
         self._client: Any = None
         self._lock = threading.Lock()
 
@@ -125,7 +135,9 @@ class VertexEmbedder:
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    self._client = genai_vertex_client(self.project, self.location, self.base_url, self.timeout_s)
+                    self._client = genai_vertex_client(
+                        self.project, self.location, self.base_url, self.timeout_s, self.retry.http_options()
+                    )
         return self._client
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
@@ -151,34 +163,27 @@ class VertexEmbedder:
         config = types.EmbedContentConfig(
             task_type=task_type, output_dimensionality=self.output_dimensionality, auto_truncate=True
         )
-        for attempt in range(1, self.retry.max_attempts + 1):
-            started = time.perf_counter()
-            try:
-                response = self._get_client().models.embed_content(model=self.model, contents=texts, config=config)
-            except Exception as exc:  # classified below; anything unknown is re-raised
-                status = _retryable_status(exc)
-                if status is None:
-                    mapped = _classified(exc, self.model)
-                    if mapped is None:
-                        raise
-                    raise mapped from exc
-                if attempt == self.retry.max_attempts:
-                    raise Unavailable(
-                        f"Vertex AI embeddings ({self.model}) answered {status} {attempt} times; giving up for now"
-                    ) from exc
-                delay = random.uniform(0, min(self.retry.maximum_s, self.retry.initial_s * 2 ** (attempt - 1)))
-                logs.event(
-                    log, logging.WARNING, "embedding request retried", model=self.model, status=status,
-                    attempt=attempt, texts=len(texts), delay_s=round(delay, 3),
-                )  # fmt: skip
-                self._sleep(delay)
-                continue
-            vectors = self._validated(response, len(texts))
-            logs.event(
-                log, logging.DEBUG, "texts embedded", model=self.model, task_type=task_type, texts=len(texts),
-                ms=round((time.perf_counter() - started) * 1000, 1),
-            )  # fmt: skip
-            return vectors
+        started = time.perf_counter()
+        try:
+            # google-genai retries 429 and 503 itself (HttpRetryOptions on the client, see _get_client)
+            response = self._get_client().models.embed_content(model=self.model, contents=texts, config=config)
+        except Exception as exc:  # classified below; anything unknown is re-raised
+            status = _retryable_status(exc)
+            if status is not None:
+                raise Unavailable(
+                    f"Vertex AI embeddings ({self.model}) answered {status} {self.retry.max_attempts} times; "
+                    "giving up for now"
+                ) from exc
+            mapped = _classified(exc, self.model)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        vectors = self._validated(response, len(texts))
+        logs.event(
+            log, logging.DEBUG, "texts embedded", model=self.model, task_type=task_type, texts=len(texts),
+            ms=round((time.perf_counter() - started) * 1000, 1),
+        )  # fmt: skip
+        return vectors
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
     def _validated(self, response: Any, count: int) -> np.ndarray:

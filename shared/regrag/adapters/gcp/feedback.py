@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import random
 import re
 import time
 import uuid
@@ -30,6 +29,7 @@ from typing import Any
 
 from regrag.adapters.gcp.blobstore import GenerationMismatch
 from regrag.adapters.gcp.chunkmap import Objects
+from regrag.adapters.gcp.clients import LostRace, until_written
 from regrag.domain.errors import InvalidInput, Unavailable
 
 _QUERY_ID_RE = re.compile(r"[0-9a-f]{32}")  # uuid4().hex, as pipeline/query.py issues them
@@ -92,7 +92,8 @@ class GcsFeedbackStore:
         line = (json.dumps({**record, _ID: feedback_id}, ensure_ascii=False) + "\n").encode("utf-8")
         marker = f'"{_ID}": "{feedback_id}"'.encode()
         name = self._day_name(day)
-        for attempt in range(self.max_attempts):
+
+        def attempt() -> None:
             blob = self.objects.read_optional(name)
             if blob is not None and marker in blob.data:
                 return  # an earlier attempt did land (its response was lost): never append twice
@@ -103,15 +104,19 @@ class GcsFeedbackStore:
                 self.objects.write(
                     name, current + line, content_type=_JSONL, if_generation_match=blob.generation if blob else 0
                 )
-                return
-            except GenerationMismatch:
-                # Another request appended first: back off for a random time (full jitter, so racing writers
-                # spread out instead of colliding again in lockstep), then re-read and append to its version.
-                if attempt + 1 < self.max_attempts:
-                    self._sleep(random.uniform(0, min(self.max_backoff_s, self.backoff_s * 2**attempt)))
-        raise Unavailable(
-            f"feedback for {day} was not recorded: {name} kept changing during {self.max_attempts} attempts; "
-            "send it again"
+            except GenerationMismatch as exc:
+                raise LostRace(name) from exc  # another request appended first: re-read, append to its version
+
+        until_written(
+            attempt,
+            attempts=self.max_attempts,
+            initial_s=self.backoff_s,
+            maximum_s=self.max_backoff_s,
+            sleep=self._sleep,
+            exhausted=Unavailable(
+                f"feedback for {day} was not recorded: {name} kept changing during {self.max_attempts} attempts; "
+                "send it again"
+            ),
         )
 
     def list_feedback(self) -> list[dict[str, Any]]:

@@ -29,6 +29,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from regrag.domain.lexical import Bm25Params
+
 
 @dataclass(frozen=True)
 class SparseVector:
@@ -53,17 +55,6 @@ def token_dimension(token: str) -> int:
 def _vector(weights: Mapping[int, float]) -> SparseVector:
     dims = sorted(d for d, w in weights.items() if w > 0)
     return SparseVector(tuple(dims), tuple(float(weights[d]) for d in dims))
-
-
-@dataclass(frozen=True)
-class Bm25Params:
-    """k1 and b as in the formula (Anserini's defaults, as the local index); `avgdl` the assumed average chunk
-    length in title-weighted terms (the sample corpus: 198 words + characters)."""
-
-    k1: float = 0.9
-    b: float = 0.4
-    avgdl: float = 198.0
-    title_weight: float = 0.5
 
 
 def document_vector(body: Sequence[str], title: Sequence[str], params: Bm25Params) -> SparseVector:

@@ -39,8 +39,9 @@ from regrag.adapters.gcp.clients import Endpoint, api_retry, index_service, matc
 from regrag.adapters.gcp.errors import translated
 from regrag.adapters.gcp.lexicon import LexiconSource
 from regrag.adapters.gcp.restricts import datapoint_restricts, query_restricts
-from regrag.adapters.gcp.sparse import Bm25Params, Lexicon, SparseVector, document_vector, query_vector
+from regrag.adapters.gcp.sparse import Lexicon, SparseVector, document_vector, query_vector
 from regrag.domain.errors import InvalidInput
+from regrag.domain.lexical import Bm25Params
 from regrag.domain.models import Chunk, Filters, Hit
 
 TokensOf = Callable[[Chunk], tuple[list[str], list[str]]]

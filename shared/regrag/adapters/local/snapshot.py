@@ -17,15 +17,15 @@ arrays built from it at one index version, so each query is a few vectorised ope
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from regrag.domain.lexical import Bm25Params
 from regrag.domain.models import Filters, Hit, date_int
+from regrag.lru import LruCache
 
 FILTER_FIELDS = {
     "province": "province",
@@ -35,12 +35,6 @@ FILTER_FIELDS = {
     "corpus": "corpus",
     "doc_id": "doc_id",
 }
-
-
-@dataclass(frozen=True)
-class Bm25Params:
-    k1: float = 0.9
-    b: float = 0.4
 
 
 @dataclass(frozen=True)
@@ -64,8 +58,8 @@ class SearchSnapshot:
     question_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), dtype=np.float32))
     question_chunks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     question_starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    _scores_cache: OrderedDict[Hashable, Any] = field(default_factory=OrderedDict, repr=False, compare=False)
-    _scores_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    # scores of the same query for several corpora (a fan-out) are computed once per snapshot
+    _scores: LruCache[Any] = field(default_factory=lambda: LruCache(16), repr=False, compare=False)
 
     def mask(self, filters: Filters) -> np.ndarray:
         keep = np.ones(len(self.chunk_ids), dtype=bool)
@@ -92,25 +86,11 @@ class SearchSnapshot:
         order = sorted(picked.tolist(), key=lambda r: (-float(scores[r]), self.chunk_ids[r]))
         return [Hit(self.chunk_ids[r], float(scores[r]), rank) for rank, r in enumerate(order, 1)]
 
-    def _memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
-        """Scores of the same query for several corpora (a fan-out) are computed once per snapshot."""
-        cache = self._scores_cache
-        with self._scores_lock:
-            if key in cache:
-                cache.move_to_end(key)
-                return cache[key]
-        value = compute()
-        with self._scores_lock:
-            cache[key] = value
-            while len(cache) > 16:
-                cache.popitem(last=False)
-        return value
-
     def dense(self, query: np.ndarray, filters: Filters, k: int) -> list[Hit]:
         if not self.has_vector.any():
             return []
         q = np.asarray(query, dtype=np.float32)
-        scores = self._memo(("dense", q.tobytes()), lambda: self.vectors @ q)
+        scores = self._scores.get_or_compute(("dense", q.tobytes()), lambda: self.vectors @ q)
         return self._top(scores, self.mask(filters) & self.has_vector, k)
 
     def questions(self, query: np.ndarray, filters: Filters, k: int) -> list[Hit]:
@@ -118,7 +98,7 @@ class SearchSnapshot:
         if not self.question_chunks.size:
             return []
         q = np.asarray(query, dtype=np.float32)
-        best, has_questions = self._memo(("questions", q.tobytes()), lambda: self._best_questions(q))
+        best, has_questions = self._scores.get_or_compute(("questions", q.tobytes()), lambda: self._best_questions(q))
         return self._top(best, self.mask(filters) & has_questions, k)
 
     def _best_questions(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +109,7 @@ class SearchSnapshot:
         return best, has_questions
 
     def lexical(self, tokens: Sequence[str], filters: Filters, k: int) -> list[Hit]:
-        scores, touched = self._memo(("lexical", tuple(tokens)), lambda: self._bm25(tokens))
+        scores, touched = self._scores.get_or_compute(("lexical", tuple(tokens)), lambda: self._bm25(tokens))
         return self._top(scores, self.mask(filters) & self.has_terms & touched, k)
 
     def _bm25(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from regrag.adapters.local.snapshot import Bm25Params, SearchSnapshot, build_snapshot
+from regrag.adapters.local.snapshot import SearchSnapshot, build_snapshot
 from regrag.adapters.local.sqlite_db import ConnectionPool
 from regrag.domain import versions
 from regrag.domain.errors import InvalidInput, NotFound
+from regrag.domain.lexical import Bm25Params
 from regrag.domain.models import Chunk, DocumentMeta, Filters, Hit, date_int
 from regrag.ports import PutResult
 
@@ -701,9 +702,9 @@ class SqliteQuestionIndex:
 class SqliteLexicalIndex:
     """LexicalIndex view of a SqliteIndex (BM25 on segmented tokens)."""
 
-    def __init__(self, db: SqliteIndex, title_weight: float = 0.5) -> None:
+    def __init__(self, db: SqliteIndex) -> None:
         self.db = db
-        self.title_weight = title_weight
+        self.title_weight = db.bm25.title_weight  # title and heading tokens count this much each
 
     def upsert(
         self, chunks: Sequence[Chunk], body_tokens: Sequence[Sequence[str]], title_tokens: Sequence[Sequence[str]]
