@@ -400,3 +400,101 @@ class ConcurrentFeedbackStoreContract(FeedbackStoreContract):
         assert errors == []
         comments = [f["comment"] for f in feedback_store.list_feedback()]
         assert sorted(comments) == sorted(f"#{i}" for i in range(n))  # every one, exactly once
+
+
+class QuestionIndexContract:
+    """QuestionIndex: chunks ranked by their best generated question, filtered through the chunk's restricts
+    before top-k, replaced per chunk (never by an older generation), removed on delete.
+
+    Fixture `question_index` returns (index, dimension)."""
+
+    @pytest.fixture
+    def question_index(self):
+        raise NotImplementedError
+
+    @staticmethod
+    def unit(dim, *head):
+        v = np.zeros(dim, dtype=np.float32)
+        v[: len(head)] = head
+        return v / np.linalg.norm(v)
+
+    @staticmethod
+    def chunk(cid, province="gd", generation=1, effective_to=None):
+        meta = make_meta(f"doc-{cid}", province=province, generation=generation, effective_to=effective_to)
+        return replace(make_chunk(meta, 1), id=cid)
+
+    def test_a_chunk_ranks_by_its_best_question(self, question_index):
+        index, dim = question_index
+        q = self.unit(dim, 1)
+        index.upsert(
+            [self.chunk("a"), self.chunk("b")], [[self.unit(dim, 0, 1), self.unit(dim, 1, 1)], [self.unit(dim, 1, 0.2)]]
+        )
+        hits = index.search(q, Filters(), 5)
+        assert [h.chunk_id for h in hits] == ["b", "a"] and [h.rank for h in hits] == [1, 2]
+        assert hits[1].score == pytest.approx(float(self.unit(dim, 1, 1) @ q))  # a's better question
+
+    def test_filters_apply_before_top_k(self, question_index):
+        index, dim = question_index
+        q = self.unit(dim, 1)
+        index.upsert(
+            [self.chunk("sd", "sd"), self.chunk("gd-weak"), self.chunk("old", effective_to="2021-01-01")],
+            [[self.unit(dim, 1)], [self.unit(dim, 1, 3)], [self.unit(dim, 1, 0, 0.01)]],
+        )
+        assert [h.chunk_id for h in index.search(q, Filters(province=("gd",), as_of="2024-01-01"), 1)] == ["gd-weak"]
+        assert index.search(q, Filters(province=("xz",)), 3) == []
+
+    def test_replaced_per_chunk_never_by_an_older_generation_and_deleted(self, question_index):
+        index, dim = question_index
+        q = self.unit(dim, 1)
+        index.upsert([self.chunk("a", generation=5)], [[self.unit(dim, 1), self.unit(dim, 0, 1)]])
+        index.upsert([self.chunk("a", generation=4)], [[self.unit(dim, 0, 1)]])  # a redelivered older message
+        assert index.search(q, Filters(), 1)[0].score == pytest.approx(1.0)
+        index.upsert([self.chunk("a", generation=6)], [[self.unit(dim, 0, 1)]])
+        assert index.search(q, Filters(), 1)[0].score == pytest.approx(0.0, abs=1e-6)
+        index.upsert([self.chunk("a", generation=7)], [[]])  # no questions any more
+        assert index.search(q, Filters(), 1) == []
+        index.upsert([self.chunk("b")], [[self.unit(dim, 1)]])
+        index.delete(["b", "never-stored"])
+        assert index.search(q, Filters(), 5) == []
+
+
+class GeneratorContract:
+    """Generator: JSON that matches the schema asked for; every failure a GenerationError with a reason.
+
+    Fixture `generator` returns (generator, (prompt, schema, system) it can answer, a prompt it cannot)."""
+
+    @pytest.fixture
+    def generator(self):
+        raise NotImplementedError
+
+    def test_the_answer_matches_the_schema_asked_for(self, generator):
+        from regrag.pipeline import schemas
+
+        model, (prompt, schema, system), _ = generator
+        answer = model.generate_json(prompt, schema, system=system, timeout_s=5)
+        schemas.check(schema, answer)
+
+    def test_an_unusable_request_is_a_generation_error_with_a_reason(self, generator):
+        from regrag.domain.generation import GenerationError
+
+        model, (_, schema, system), unusable = generator
+        with pytest.raises(GenerationError) as err:
+            model.generate_json(unusable, schema, system=system, timeout_s=5)
+        assert err.value.reason in {"client_error", "invalid_json", "empty", "blocked"}
+
+
+class SecretStoreContract:
+    """SecretStore: the latest value of a secret, whitespace trimmed; None for a secret that does not exist.
+
+    Fixture `secret_store` returns (store, put) where put(name, value) stores a secret for it to read."""
+
+    @pytest.fixture
+    def secret_store(self):
+        raise NotImplementedError
+
+    def test_reads_the_latest_value_and_none_when_missing(self, secret_store):
+        store, put = secret_store
+        put("contract-key", "first")
+        put("contract-key", "  密钥-latest\n")
+        assert store.get("contract-key") == "密钥-latest"
+        assert store.get("contract-missing") is None

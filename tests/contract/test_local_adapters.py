@@ -8,7 +8,7 @@ from regrag.adapters.local.bus import InProcessBus
 from regrag.adapters.local.embedders import E5Embedder, HashEmbedder
 from regrag.adapters.local.failures import JsonlFailureRecorder
 from regrag.adapters.local.feedback import SqliteFeedbackStore
-from regrag.adapters.local.sqlite_index import SqliteIndex, SqliteLexicalIndex, SqliteVectorIndex
+from regrag.adapters.local.sqlite_index import SqliteIndex, SqliteLexicalIndex, SqliteQuestionIndex, SqliteVectorIndex
 from regrag.adapters.local.vector_cache import CachingEmbedder, SqliteVectorCache
 from regrag.domain.errors import InvalidInput
 
@@ -17,8 +17,10 @@ from contracts import (
     ConcurrentFeedbackStoreContract,
     EmbedderContract,
     FailureRecorderContract,
+    GeneratorContract,
     IndexContract,
     PublisherContract,
+    QuestionIndexContract,
 )
 
 
@@ -135,3 +137,24 @@ class TestSqliteFeedbackStore(ConcurrentFeedbackStoreContract):
         store = SqliteFeedbackStore(tmp_path / "feedback.sqlite")
         yield store
         store.close()
+
+
+class TestSqliteQuestionIndex(QuestionIndexContract):
+    @pytest.fixture
+    def question_index(self, tmp_path):
+        db = SqliteIndex(tmp_path / "index.sqlite", 8, "test-model")
+        yield SqliteQuestionIndex(db), 8
+        db.close()
+
+
+class TestExtractiveGenerator(GeneratorContract):
+    @pytest.fixture
+    def generator(self):
+        from regrag.adapters.local.generator import ExtractiveGenerator
+        from regrag.pipeline.hyde import RESPONSE_SCHEMA, Hyde
+        from regrag.prompts import load_prompt
+
+        hits = ["第三十条 因供电设施计划检修需要停电的，供电企业应当提前7日通知用户或者进行公告。"]
+        hyde = Hyde(ExtractiveGenerator(lambda q: hits), "m", load_prompt("hyde_v1"), embedder=None)
+        prompt = hyde.build_prompt("计划检修停电要提前几天通知？")
+        return ExtractiveGenerator(lambda q: hits), (prompt, RESPONSE_SCHEMA, hyde.system), "没有数据块的提示"

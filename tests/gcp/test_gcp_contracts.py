@@ -18,8 +18,10 @@ from contract.contracts import (
     EmbedderContract,
     FailureRecorderContract,
     FeedbackStoreContract,
+    GeneratorContract,
     IndexContract,
     PublisherContract,
+    SecretStoreContract,
 )
 from fakes import gcp_env
 from fakes.gcp_env import vertex_ports
@@ -116,3 +118,32 @@ class TestGcsChunkMapOnVectorSearch(IndexContract):
         names = [i.name for i in store.objects.list("")]
         assert "docs/doc-a/head.json" in names and "chunk-ids/doc-a-c1.json" in names
         assert np.isclose(np.linalg.norm(point.feature_vector), 1.0, atol=1e-5)
+
+
+class TestGeminiGenerator(GeneratorContract):
+    @pytest.fixture
+    def generator(self):
+        from fakes.gemini_fake import GeminiFake, Reply
+        from regrag.adapters.gcp.gemini import GeminiGenerator
+        from regrag.pipeline.hyde import RESPONSE_SCHEMA
+
+        answer = json.dumps({"answer": "供电企业应当提前7日通知用户。"}, ensure_ascii=False)
+
+        def respond(request):  # the service answers by content: the unusable prompt is refused as a bad request
+            return Reply.error(400, "bad request") if "不可用" in request.prompt else Reply.text(answer)
+
+        with GeminiFake(default=Reply.computed(respond)) as fake:
+            model = GeminiGenerator("gemini-test", api_key="k", base_url=fake.base_url, timeout_s=5)
+            yield model, ("计划检修停电要提前几天通知？", RESPONSE_SCHEMA, "system"), "不可用的请求"
+
+
+class TestSecretManagerStore(SecretStoreContract):
+    @pytest.fixture
+    def secret_store(self, secrets_fake):
+        from regrag.adapters.gcp.clients import Endpoint
+        from regrag.adapters.gcp.secrets import SecretManagerStore
+
+        store = SecretManagerStore(
+            gcp_env.PROJECT, endpoint=Endpoint(secrets_fake.address, plaintext=True), timeout_s=2
+        )
+        return store, lambda name, value: secrets_fake.add(name, value.encode("utf-8"))

@@ -1,5 +1,5 @@
-"""The questions-answered index in the local SQLite index: stored beside the chunks, filtered through their
-restrict rows before top-k, replaced per chunk, never by an older generation, removed with the chunk."""
+"""The questions-answered index in the local SQLite index, beyond the port's contract (tests/contract): filters
+through the chunks' restrict rows before top-k, replaced per chunk, removed with the chunk."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from regrag.adapters.local.sqlite_index import SqliteIndex, SqliteQuestionIndex
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import Chunk, DocumentMeta, Filters
-from regrag.ports import QuestionIndex
 
 DIM = 4
 
@@ -43,22 +42,6 @@ def questions(db):
     return SqliteQuestionIndex(db)
 
 
-def test_it_implements_the_port(questions):
-    assert isinstance(questions, QuestionIndex)
-
-
-def test_a_chunk_ranks_by_its_best_question(questions):
-    q = unit(1, 0, 0, 0)
-    questions.upsert(
-        [chunk("a"), chunk("b")],
-        [[unit(0, 1, 0, 0), unit(1, 1, 0, 0)], [unit(1, 0.2, 0, 0)]],
-    )
-    hits = questions.search(q, Filters(), 5)
-    assert [h.chunk_id for h in hits] == ["b", "a"] and [h.rank for h in hits] == [1, 2]
-    assert hits[0].score == pytest.approx(float(unit(1, 0.2, 0, 0) @ q))
-    assert hits[1].score == pytest.approx(float(unit(1, 1, 0, 0) @ q))  # a's better question, not its first
-
-
 def test_filters_apply_before_top_k(questions):
     q = unit(1, 0, 0, 0)
     questions.upsert(
@@ -86,15 +69,6 @@ def test_upsert_replaces_a_chunks_questions_and_an_empty_list_clears_them(questi
     assert questions.search(q, Filters(), 1)[0].score == pytest.approx(1.0)
     questions.upsert([chunk("a")], [[]])
     assert questions.search(q, Filters(), 1) == []
-
-
-def test_an_older_generation_never_replaces_newer_questions(questions):
-    q = unit(1, 0, 0, 0)
-    questions.upsert([chunk("a", generation=5)], [[unit(1, 0, 0, 0)]])
-    questions.upsert([chunk("a", generation=4)], [[unit(0, 1, 0, 0)]])  # a redelivered older message
-    assert questions.search(q, Filters(), 1)[0].score == pytest.approx(1.0)
-    questions.upsert([chunk("a", generation=6)], [[unit(0, 1, 0, 0)]])
-    assert questions.search(q, Filters(), 1)[0].score == pytest.approx(0.0, abs=1e-6)
 
 
 def test_questions_never_rewrite_the_restricts_of_a_chunk_the_index_already_has(db, questions):
