@@ -12,7 +12,7 @@ from google.oauth2.credentials import Credentials
 
 from fakes.gemini_fake import GeminiFake, Recorded, Reply
 from fakes.rerank_model import prefer_last, prompt_candidates
-from regrag.adapters.gcp.gemini import GeminiGenerator, thinking_config_for
+from regrag.adapters.gcp.generator import GeminiGenerator, thinking_config_for
 from regrag.config import Settings
 from regrag.domain.generation import GenerationRejected
 from regrag.domain.models import Chunk, DocumentMeta

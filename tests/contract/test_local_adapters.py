@@ -5,10 +5,11 @@ import pytest
 
 from regrag.adapters.local.blobstore import DiskBlobStore
 from regrag.adapters.local.bus import InProcessBus
+from regrag.adapters.local.chunk_store import SqliteIndex
 from regrag.adapters.local.embedders import E5Embedder, HashEmbedder
 from regrag.adapters.local.failures import JsonlFailureRecorder
 from regrag.adapters.local.feedback import SqliteFeedbackStore
-from regrag.adapters.local.sqlite_index import SqliteIndex, SqliteLexicalIndex, SqliteQuestionIndex, SqliteVectorIndex
+from regrag.adapters.local.search_index import SqliteLexicalIndex, SqliteQuestionIndex, SqliteVectorIndex
 from regrag.adapters.local.vector_cache import CachingEmbedder, SqliteVectorCache
 from regrag.domain.errors import InvalidInput
 

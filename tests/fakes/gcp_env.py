@@ -215,10 +215,10 @@ class NoLexicon:
 def vertex_ports(objects: Any, vector_fake: Any, dim: int = 16, timeout_s: float = 5.0, **config: Any) -> Any:
     """(store, vectors, lexical, dim) on a fresh fake index, the shape IndexContract expects."""
     from regrag.adapters.gcp.blobstore import GcsBlobStore
-    from regrag.adapters.gcp.chunkmap import GcsChunkStore
+    from regrag.adapters.gcp.chunk_store import GcsChunkStore
     from regrag.adapters.gcp.clients import Endpoint
     from regrag.adapters.gcp.lexicon import GcsLexicon
-    from regrag.adapters.gcp.vertex_index import (
+    from regrag.adapters.gcp.search_index import (
         VertexIndex,
         VertexIndexConfig,
         VertexLexicalIndex,

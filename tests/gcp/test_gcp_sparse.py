@@ -19,8 +19,8 @@ from regrag.adapters.gcp.restricts import (
     query_restricts,
 )
 from regrag.adapters.gcp.sparse import Lexicon, document_vector, query_vector, token_dimension
+from regrag.adapters.local.chunk_store import restricts
 from regrag.adapters.local.snapshot import build_snapshot
-from regrag.adapters.local.sqlite_index import restricts
 from regrag.domain.errors import InvalidInput
 from regrag.domain.lexical import Bm25Params
 from regrag.domain.models import Filters

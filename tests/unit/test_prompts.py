@@ -8,7 +8,7 @@ from importlib import resources
 
 import pytest
 
-from regrag.adapters.gcp.gemini import GeminiGenerator
+from regrag.adapters.gcp.generator import GeminiGenerator
 from regrag.pipeline.rerank import LlmReranker, prompt_json
 from regrag.pipeline.rerank_output import InvalidRerankOutput, parse_scores
 from regrag.prompts import Prompt, list_prompts, load_prompt

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from regrag.adapters.local.sqlite_index import SqliteIndex, SqliteQuestionIndex
+from regrag.adapters.local.chunk_store import SqliteIndex
+from regrag.adapters.local.search_index import SqliteQuestionIndex
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import Chunk, DocumentMeta, Filters
 

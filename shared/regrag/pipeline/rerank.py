@@ -13,7 +13,7 @@ Nothing is dropped: the query response lists every candidate and compose takes t
 candidate the model scored carries rerank_score and rerank_reason wherever it lands.
 
 `LlmReranker` is pure pipeline code over the `Generator` port: prompt building, validation, ordering and the
-cache are here; the Gemini client is in regrag.adapters.gcp.gemini.
+cache are here; the Gemini client is in regrag.adapters.gcp.generator.
 """
 
 from __future__ import annotations

@@ -36,11 +36,11 @@ def build_gcp_services(settings: Settings) -> Services:
     function loads only the clients it uses (ingest never imports aiplatform)."""
     from regrag.adapters.gcp.blobstore import GcsBlobStore, PrefixedBlobStore
     from regrag.adapters.gcp.bus import PubSubPublisher
-    from regrag.adapters.gcp.chunkmap import GcsChunkStore
+    from regrag.adapters.gcp.chunk_store import GcsChunkStore
     from regrag.adapters.gcp.failures import GcsFailureRecorder
     from regrag.adapters.gcp.feedback import GcsFeedbackStore
     from regrag.adapters.gcp.lexicon import GcsLexicon
-    from regrag.adapters.gcp.vertex_index import VertexLexicalIndex, VertexVectorIndex
+    from regrag.adapters.gcp.search_index import VertexLexicalIndex, VertexVectorIndex
 
     if settings.questions_index:
         # Vector Search would need a second index or datapoints keyed by question: refused, never ignored
@@ -109,7 +109,7 @@ def _vertex_embedder(settings: Settings):  # type: ignore[no-untyped-def]
 
 def _vertex_index(settings: Settings, dimension: int):  # type: ignore[no-untyped-def]
     from regrag.adapters.gcp.clients import Endpoint
-    from regrag.adapters.gcp.vertex_index import VertexIndex, VertexIndexConfig
+    from regrag.adapters.gcp.search_index import VertexIndex, VertexIndexConfig
     from regrag.pipeline.lexical import chunk_tokens
 
     fake = settings.vertex_emulator_host

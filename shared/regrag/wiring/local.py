@@ -14,14 +14,10 @@ from regrag.wiring import models
 def build_local_services(settings: Settings) -> Services:
     from regrag.adapters.local.blobstore import DiskBlobStore
     from regrag.adapters.local.bus import InProcessBus
+    from regrag.adapters.local.chunk_store import SqliteIndex
     from regrag.adapters.local.failures import JsonlFailureRecorder
     from regrag.adapters.local.feedback import SqliteFeedbackStore
-    from regrag.adapters.local.sqlite_index import (
-        SqliteIndex,
-        SqliteLexicalIndex,
-        SqliteQuestionIndex,
-        SqliteVectorIndex,
-    )
+    from regrag.adapters.local.search_index import SqliteLexicalIndex, SqliteQuestionIndex, SqliteVectorIndex
 
     logs.configure(settings.log_level, log_questions=settings.log_questions)
     settings.data_dir.mkdir(parents=True, exist_ok=True)

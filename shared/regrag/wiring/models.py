@@ -94,7 +94,7 @@ def retrieval_config_from(settings: Settings) -> RetrievalConfig:
 
 def gemini_generator(settings: Settings, key: str | None, timeout_s: float) -> Generator:
     """Gemini through google-genai: the API key, or Vertex AI with the service account (REGRAG_GEMINI_VERTEX)."""
-    from regrag.adapters.gcp.gemini import GeminiGenerator
+    from regrag.adapters.gcp.generator import GeminiGenerator
 
     return GeminiGenerator(
         settings.gemini_model,

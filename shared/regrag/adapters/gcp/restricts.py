@@ -4,7 +4,7 @@ Datapoint side: one token `Restriction` per namespace (the service rejects a rep
 DUPLICATE_NAMESPACE) and one `value_int` numeric restrict per date. Dates are YYYYMMDD integers: `value_float`
 is float32 and stores 20240101 as 20240100, so it must never carry a date.
 
-Query side, the same semantics as the local index (`filter_sql` in regrag.adapters.local.sqlite_index): every
+Query side, the same semantics as the local index (`filter_sql` in regrag.adapters.local.chunk_store): every
 list in `Filters` is an allow-list (OR within a namespace, AND across namespaces); `date_from`/`date_to` bound
 `eff`; `as_of` (unless `include_superseded`) keeps versions with eff ≤ day < eff_to, where `eff_to` is the
 successor's effective date or 99991231 while a version is in force.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,21 @@ class ConnectionPool:
             with self._all_lock:
                 self._all.append(con)
         return con
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """One write transaction on this thread's connection: committed when the block ends, rolled back if it
+        raises. BEGIN IMMEDIATE takes SQLite's write lock up front, so a second writer (another process) waits
+        out `timeout` instead of failing mid-transaction on a lock upgrade."""
+        with self.write_lock:
+            con = self.get()
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
 
     def close(self) -> None:
         with self._all_lock:

@@ -7,11 +7,12 @@ transaction, so any process that reads the index sees a consistent snapshot afte
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -186,85 +187,69 @@ class SqliteIndex:
         return None if row is None else int(row[0])
 
     def put_part(self, meta: DocumentMeta, text: str, chunks: Sequence[Chunk], part: int, parts: int) -> PutResult:
-        with self._pool.write_lock:
-            con = self._con()
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                meta, relinked = self._link_versions(con, meta)
-                now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        with self._writing() as con:
+            meta, relinked = self._link_versions(con, meta)
+            now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+            con.execute(
+                "INSERT INTO document(doc_id, corpus, generation, meta_json, text, updated_at) "
+                "VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT(doc_id) DO UPDATE SET corpus=excluded.corpus, generation=excluded.generation, "
+                "meta_json=excluded.meta_json, text=excluded.text, updated_at=excluded.updated_at",
+                (
+                    meta.doc_id,
+                    meta.corpus,
+                    meta.generation,
+                    json.dumps(meta.to_dict(), ensure_ascii=False),
+                    text,
+                    now,
+                ),
+            )
+            con.execute("DELETE FROM doc_key WHERE doc_id=?", (meta.doc_id,))
+            con.executemany(
+                "INSERT OR IGNORE INTO doc_key(doc_id, corpus, kind, key) VALUES (?,?,?,?)",
+                [(meta.doc_id, meta.corpus, kind, key) for kind, keys in meta.keys().items() for key in keys],
+            )
+            rowids = self._rowids(con, [c.id for c in chunks], create=True)
+            for c in chunks:
+                data = c.to_dict()
+                del data["meta"]
                 con.execute(
-                    "INSERT INTO document(doc_id, corpus, generation, meta_json, text, updated_at) "
-                    "VALUES (?,?,?,?,?,?) "
-                    "ON CONFLICT(doc_id) DO UPDATE SET corpus=excluded.corpus, generation=excluded.generation, "
-                    "meta_json=excluded.meta_json, text=excluded.text, updated_at=excluded.updated_at",
+                    "INSERT INTO chunk(rowid, id, doc_id, generation, ordinal, part, data_json) "
+                    "VALUES (?,?,?,?,?,?,?) "
+                    "ON CONFLICT(id) DO UPDATE SET doc_id=excluded.doc_id, generation=excluded.generation, "
+                    "ordinal=excluded.ordinal, part=excluded.part, data_json=excluded.data_json",
                     (
-                        meta.doc_id,
-                        meta.corpus,
+                        rowids[c.id],
+                        c.id,
+                        c.doc_id,
                         meta.generation,
-                        json.dumps(meta.to_dict(), ensure_ascii=False),
-                        text,
-                        now,
+                        c.ordinal,
+                        c.part,
+                        json.dumps(data, ensure_ascii=False),
                     ),
                 )
-                con.execute("DELETE FROM doc_key WHERE doc_id=?", (meta.doc_id,))
-                con.executemany(
-                    "INSERT OR IGNORE INTO doc_key(doc_id, corpus, kind, key) VALUES (?,?,?,?)",
-                    [(meta.doc_id, meta.corpus, kind, key) for kind, keys in meta.keys().items() for key in keys],
-                )
-                rowids = self._rowids(con, [c.id for c in chunks], create=True)
-                for c in chunks:
-                    data = c.to_dict()
-                    del data["meta"]
-                    con.execute(
-                        "INSERT INTO chunk(rowid, id, doc_id, generation, ordinal, part, data_json) "
-                        "VALUES (?,?,?,?,?,?,?) "
-                        "ON CONFLICT(id) DO UPDATE SET doc_id=excluded.doc_id, generation=excluded.generation, "
-                        "ordinal=excluded.ordinal, part=excluded.part, data_json=excluded.data_json",
-                        (
-                            rowids[c.id],
-                            c.id,
-                            c.doc_id,
-                            meta.generation,
-                            c.ordinal,
-                            c.part,
-                            json.dumps(data, ensure_ascii=False),
-                        ),
-                    )
-                con.execute(
-                    "INSERT OR REPLACE INTO doc_part(doc_id, generation, part, parts, chunk_ids) VALUES (?,?,?,?,?)",
-                    (meta.doc_id, meta.generation, part, parts, json.dumps([c.id for c in chunks])),
-                )
-                _bump_version(con)
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+            con.execute(
+                "INSERT OR REPLACE INTO doc_part(doc_id, generation, part, parts, chunk_ids) VALUES (?,?,?,?,?)",
+                (meta.doc_id, meta.generation, part, parts, json.dumps([c.id for c in chunks])),
+            )
         return PutResult(meta, relinked)
 
     def set_supersedes(self, doc_id: str, older_id: str | None) -> PutResult:
-        with self._pool.write_lock:
-            con = self._con()
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                row = con.execute("SELECT meta_json FROM document WHERE doc_id=?", (doc_id,)).fetchone()
-                if row is None:
-                    raise NotFound(f"no document {doc_id!r}")
-                meta = DocumentMeta.from_dict(json.loads(row[0]))
-                relinked: tuple[str, ...] = ()
-                if older_id is None and meta.supersedes:
-                    relinked = self._unlink_older(con, meta.supersedes, doc_id)
-                meta = meta.with_changes(supersedes=older_id)
-                if older_id is not None:
-                    meta, relinked = self._link_versions(con, meta)
-                con.execute(
-                    "UPDATE document SET meta_json=? WHERE doc_id=?",
-                    (json.dumps(meta.to_dict(), ensure_ascii=False), doc_id),
-                )
-                _bump_version(con)
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+        with self._writing() as con:
+            row = con.execute("SELECT meta_json FROM document WHERE doc_id=?", (doc_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"no document {doc_id!r}")
+            meta = DocumentMeta.from_dict(json.loads(row[0]))
+            relinked: tuple[str, ...] = ()
+            if older_id is None and meta.supersedes:
+                relinked = self._unlink_older(con, meta.supersedes, doc_id)
+            meta = meta.with_changes(supersedes=older_id)
+            if older_id is not None:
+                meta, relinked = self._link_versions(con, meta)
+            con.execute(
+                "UPDATE document SET meta_json=? WHERE doc_id=?",
+                (json.dumps(meta.to_dict(), ensure_ascii=False), doc_id),
+            )
         return PutResult(meta, relinked)
 
     def _unlink_older(self, con: Any, older_id: str, newer_id: str) -> tuple[str, ...]:
@@ -328,46 +313,30 @@ class SqliteIndex:
     def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
         if not chunk_ids:
             return
-        with self._pool.write_lock:
-            con = self._con()
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                con.executemany("DELETE FROM chunk WHERE id=?", [(c,) for c in chunk_ids])
-                _bump_version(con)
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+        with self._writing() as con:
+            con.executemany("DELETE FROM chunk WHERE id=?", [(c,) for c in chunk_ids])
 
     def delete_document(self, doc_id: str) -> list[str]:
-        with self._pool.write_lock:
-            con = self._con()
+        with self._writing() as con:
             ids = [r[0] for r in con.execute("SELECT id FROM chunk WHERE doc_id=?", (doc_id,))]
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                con.execute("DELETE FROM chunk WHERE doc_id=?", (doc_id,))
-                con.execute("DELETE FROM doc_part WHERE doc_id=?", (doc_id,))
-                con.execute("DELETE FROM document WHERE doc_id=?", (doc_id,))
-                con.execute("DELETE FROM doc_key WHERE doc_id=?", (doc_id,))
-                _bump_version(con)
-                # A successor whose predecessor is gone keeps its own metadata; a predecessor of a deleted
-                # successor is in force again.
-                for (pred,) in con.execute(
-                    "SELECT doc_id FROM document WHERE json_extract(meta_json, '$.superseded_by') = ?", (doc_id,)
-                ).fetchall():
-                    row = con.execute("SELECT meta_json FROM document WHERE doc_id=?", (pred,)).fetchone()
-                    old = DocumentMeta.from_dict(json.loads(row[0]))
-                    con.execute(
-                        "UPDATE document SET meta_json=? WHERE doc_id=?",
-                        (
-                            json.dumps(versions.freed(old).to_dict(), ensure_ascii=False),
-                            pred,
-                        ),
-                    )
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+            con.execute("DELETE FROM chunk WHERE doc_id=?", (doc_id,))
+            con.execute("DELETE FROM doc_part WHERE doc_id=?", (doc_id,))
+            con.execute("DELETE FROM document WHERE doc_id=?", (doc_id,))
+            con.execute("DELETE FROM doc_key WHERE doc_id=?", (doc_id,))
+            # A successor whose predecessor is gone keeps its own metadata; a predecessor of a deleted
+            # successor is in force again.
+            for (pred,) in con.execute(
+                "SELECT doc_id FROM document WHERE json_extract(meta_json, '$.superseded_by') = ?", (doc_id,)
+            ).fetchall():
+                row = con.execute("SELECT meta_json FROM document WHERE doc_id=?", (pred,)).fetchone()
+                old = DocumentMeta.from_dict(json.loads(row[0]))
+                con.execute(
+                    "UPDATE document SET meta_json=? WHERE doc_id=?",
+                    (
+                        json.dumps(versions.freed(old).to_dict(), ensure_ascii=False),
+                        pred,
+                    ),
+                )
         return ids
 
     def _meta(self, con: Any, doc_ids: set[str]) -> dict[str, DocumentMeta]:
@@ -434,18 +403,12 @@ class SqliteIndex:
         if dimension is not None and dimension != self._dimension:
             raise InvalidInput(f"vector has {dimension} dimensions; the index holds {self._dimension}")
 
-    def _write(self, work: Any) -> None:
-        """Run `work(con)` in one write transaction that also bumps the index version."""
-        with self._pool.write_lock:
-            con = self._con()
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                work(con)
-                _bump_version(con)
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[Any]:
+        """One write transaction that also bumps the index version, so every reader's snapshot rebuilds."""
+        with self._pool.transaction() as con:
+            yield con
+            _bump_version(con)
 
     @staticmethod
     def _put_restricts(con: Any, rowid: int, meta: DocumentMeta) -> None:
@@ -479,13 +442,11 @@ class SqliteIndex:
                 raise InvalidInput(f"vector of chunk {c.id} has non-finite values")
             rows.append((c, arr.astype("<f4").tobytes()))
 
-        def work(con: Any) -> None:
+        with self._writing() as con:
             rowids = self._rowids(con, [c.id for c, _ in rows], create=True)
             for c, blob in rows:
                 self._put_restricts(con, rowids[c.id], c.meta)
                 con.execute("INSERT OR REPLACE INTO vec_store(rowid, emb) VALUES (?,?)", (rowids[c.id], blob))
-
-        self._write(work)
 
     def delete_vectors(self, chunk_ids: Sequence[str]) -> None:
         self._delete_rows(chunk_ids, "vec_store")
@@ -494,7 +455,7 @@ class SqliteIndex:
         if not chunk_ids:
             return
 
-        def work(con: Any) -> None:
+        with self._writing() as con:
             for rid in self._rowids(con, chunk_ids, create=False).values():
                 con.execute(f"DELETE FROM {table} WHERE {column}=?", (rid,))
                 # the restricts go when no leg knows the chunk any more
@@ -504,8 +465,6 @@ class SqliteIndex:
                     "AND NOT EXISTS (SELECT 1 FROM question_vec WHERE chunk_rowid=?)",
                     (rid, rid, rid, rid),
                 )
-
-        self._write(work)
 
     def upsert_questions(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[np.ndarray]]) -> None:
         """Replace each chunk's question vectors, unless the stored ones come from a newer generation.
@@ -528,7 +487,7 @@ class SqliteIndex:
                 blobs.append(arr.astype("<f4").tobytes())
             rows.append((c, blobs))
 
-        def work(con: Any) -> None:
+        with self._writing() as con:
             rowids = self._rowids(con, [c.id for c, _ in rows], create=True)
             for c, blobs in rows:
                 rid = rowids[c.id]
@@ -542,8 +501,6 @@ class SqliteIndex:
                 )
                 if blobs and con.execute("SELECT 1 FROM restrict WHERE rowid=?", (rid,)).fetchone() is None:
                     self._put_restricts(con, rid, c.meta)
-
-        self._write(work)
 
     def delete_questions(self, chunk_ids: Sequence[str]) -> None:
         self._delete_rows(chunk_ids, "question_vec", "chunk_rowid")
@@ -559,13 +516,11 @@ class SqliteIndex:
     def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
         """Rewrite the filter columns of existing chunks (their validity dates changed)."""
 
-        def work(con: Any) -> None:
+        with self._writing() as con:
             rowids = self._rowids(con, [c.id for c in chunks], create=False)
             for c in chunks:
                 if c.id in rowids and con.execute("SELECT 1 FROM restrict WHERE rowid=?", (rowids[c.id],)).fetchone():
                     self._put_restricts(con, rowids[c.id], c.meta)
-
-        self._write(work)
 
     def _term_ids(self, con: Any, terms: set[str]) -> dict[str, int]:
         missing = [t for t in terms if t not in self._vocab]
@@ -584,27 +539,25 @@ class SqliteIndex:
         """Store each chunk's term counts: its text's tokens, plus its title/heading tokens counted
         `title_weight` each (one bag, the same weighting as the Vertex sparse vectors)."""
 
-        def work(con: Any) -> None:
-            rowids = self._rowids(con, [c.id for c in chunks], create=True)
-            for c, body, title in zip(chunks, body_tokens, title_tokens, strict=True):
-                counts: dict[str, float] = dict(Counter(body))
-                for token in title:
-                    counts[token] = counts.get(token, 0.0) + title_weight
-                ids = self._term_ids(con, set(counts))
-                terms = sorted(counts)
-                con.execute(
-                    "INSERT OR REPLACE INTO lex(rowid, length, term_ids, counts) VALUES (?,?,?,?)",
-                    (
-                        rowids[c.id],
-                        len(body) + title_weight * len(title),
-                        np.asarray([ids[t] for t in terms], dtype="<i4").tobytes(),
-                        np.asarray([counts[t] for t in terms], dtype="<f4").tobytes(),
-                    ),
-                )
-                self._put_restricts(con, rowids[c.id], c.meta)
-
         try:
-            self._write(work)
+            with self._writing() as con:
+                rowids = self._rowids(con, [c.id for c in chunks], create=True)
+                for c, body, title in zip(chunks, body_tokens, title_tokens, strict=True):
+                    counts: dict[str, float] = dict(Counter(body))
+                    for token in title:
+                        counts[token] = counts.get(token, 0.0) + title_weight
+                    ids = self._term_ids(con, set(counts))
+                    terms = sorted(counts)
+                    con.execute(
+                        "INSERT OR REPLACE INTO lex(rowid, length, term_ids, counts) VALUES (?,?,?,?)",
+                        (
+                            rowids[c.id],
+                            len(body) + title_weight * len(title),
+                            np.asarray([ids[t] for t in terms], dtype="<i4").tobytes(),
+                            np.asarray([counts[t] for t in terms], dtype="<f4").tobytes(),
+                        ),
+                    )
+                    self._put_restricts(con, rowids[c.id], c.meta)
         except BaseException:
             self._vocab.clear()  # ids assigned inside a rolled-back transaction do not exist
             raise
@@ -662,60 +615,3 @@ def _bump_version(con: Any) -> None:
         "INSERT INTO meta(key, value) VALUES ('index_version', '1') "
         "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
     )
-
-
-class SqliteVectorIndex:
-    """VectorIndex view of a SqliteIndex."""
-
-    def __init__(self, db: SqliteIndex) -> None:
-        self.db = db
-
-    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray]) -> None:
-        self.db.upsert_vectors(chunks, vectors)
-
-    def delete(self, chunk_ids: Sequence[str]) -> None:
-        self.db.delete_vectors(chunk_ids)
-
-    def search(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
-        return self.db.search_vectors(vector, filters, k)
-
-    def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
-        self.db.refresh_metadata(chunks)
-
-
-class SqliteQuestionIndex:
-    """QuestionIndex view of a SqliteIndex: generated questions' vectors, filtered through their chunks."""
-
-    def __init__(self, db: SqliteIndex) -> None:
-        self.db = db
-
-    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[np.ndarray]]) -> None:
-        self.db.upsert_questions(chunks, vectors)
-
-    def delete(self, chunk_ids: Sequence[str]) -> None:
-        self.db.delete_questions(chunk_ids)
-
-    def search(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
-        return self.db.search_questions(vector, filters, k)
-
-
-class SqliteLexicalIndex:
-    """LexicalIndex view of a SqliteIndex (BM25 on segmented tokens)."""
-
-    def __init__(self, db: SqliteIndex) -> None:
-        self.db = db
-        self.title_weight = db.bm25.title_weight  # title and heading tokens count this much each
-
-    def upsert(
-        self, chunks: Sequence[Chunk], body_tokens: Sequence[Sequence[str]], title_tokens: Sequence[Sequence[str]]
-    ) -> None:
-        self.db.upsert_lexical(chunks, body_tokens, title_tokens, self.title_weight)
-
-    def delete(self, chunk_ids: Sequence[str]) -> None:
-        self.db.delete_lexical(chunk_ids)
-
-    def search(self, tokens: Sequence[str], filters: Filters, k: int) -> list[Hit]:
-        return self.db.search_lexical(tokens, filters, k)
-
-    def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
-        self.db.refresh_metadata(chunks)

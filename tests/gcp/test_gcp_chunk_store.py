@@ -14,7 +14,7 @@ import pytest
 from contract.contracts import IndexContract, make_chunk, make_meta
 from fakes.gcp_env import vertex_ports
 from fakes.memory_objects import MemoryObjects
-from regrag.adapters.gcp.chunkmap import GcsChunkStore, StaleWrite
+from regrag.adapters.gcp.chunk_store import GcsChunkStore, StaleWrite
 
 
 class TestMemoryChunkMapOnVectorSearch(IndexContract):
