@@ -146,11 +146,11 @@ def compose_answer(
     relevance = [coverage(c.chunk.text + c.chunk.breadcrumb, keywords) for c in top]
     dense = [c.dense_score for c in candidates if c.dense_score is not None]
     if not top or floor.weak(max(relevance, default=0.0), max(dense) if dense else None):
-        return _abstain(question, filters)
+        return abstention(question, filters)
     quotable = [c for c, rel in zip(top, relevance, strict=True) if rel >= floor.quote]
     bullets, dropped, foreign = _quote(quotable, keywords, source_text, max_bullets)
     if not bullets:
-        answer = _abstain(question, filters, dropped)
+        answer = abstention(question, filters, dropped)
         return with_note(answer, FOREIGN_NOTE.format(n=foreign)) if foreign else answer
     heading = heading_for(question, filters)
     answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
@@ -232,7 +232,8 @@ def with_caution(answer: Answer) -> Answer:
     return replace(answer, answer_zh=text, chinese_ratio=chinese_ratio(text))
 
 
-def _abstain(question: str, filters: Filters, dropped: int = 0) -> Answer:
+def abstention(question: str, filters: Filters, dropped: int = 0) -> Answer:
+    """ "No matching provision" for this question and scope."""
     scope = heading_for(question, filters).replace("要点", "")
     text = f"{ABSTAIN_TITLE}（{scope}）\n- {ABSTAIN_TEXT}"
     return Answer(text, ABSTAIN_TITLE, (), (), True, dropped, chinese_ratio(text))

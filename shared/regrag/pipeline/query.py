@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import DocumentMeta, Filters
 from regrag.domain.results import Answer, Candidate, Citation
-from regrag.pipeline import temporal
+from regrag.pipeline import abstention, compose, temporal
+from regrag.pipeline.abstention import AbstentionRule
 from regrag.pipeline.catalog import CorpusCatalog
 from regrag.pipeline.compose import RelevanceFloor, compose_answer, question_keywords, with_caution, with_note
 from regrag.pipeline.confidence import Confidence, assess
@@ -31,6 +32,7 @@ class QueryOptions:
     compose_top_n: int = 5
     max_bullets: int = 4
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
+    abstention: AbstentionRule = field(default_factory=AbstentionRule)
     corpus_timeout_s: float = 3.0
 
 
@@ -124,10 +126,21 @@ def _compose(
         document_meta=lookups.meta,
         counterpart=lookups.counterpart,
     )
-    confidence = assess(
-        ranked, answer, question_keywords(question), rerank_status=rerank_status, dense_floor=options.floor.dense
-    )
-    if confidence.level == "low" and not answer.abstained:
+    keywords = question_keywords(question)
+    confidence = assess(ranked, answer, keywords, rerank_status=rerank_status, dense_floor=options.floor.dense)
+    if answer.abstained:
+        return answer, confidence
+    seen = abstention.signals(question, keywords, answer, ranked, confidence.overall)
+    reasons = options.abstention.reasons(seen)
+    confidence = replace(confidence, inputs={**confidence.inputs, "signals": seen.to_dict(), "reasons": reasons})
+    if options.abstention.abstains(seen):
+        # the quotes found do not answer: say so, with why; the candidates stay in the response as evidence
+        answer = compose.abstention(question, filters)
+        for reason in reasons or ["检索置信度过低"]:
+            answer = with_note(answer, f"最接近的条文未予引用：{reason}")
+        inputs = {**confidence.inputs, "abstained_by": "confidence"}
+        return answer, replace(confidence, level="low", inputs=inputs)
+    if confidence.level == "low":
         answer = with_caution(answer)
     return answer, confidence
 

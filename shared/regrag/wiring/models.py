@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from regrag.config import ConfigError, Settings
 from regrag.domain.lexical import Bm25Params
+from regrag.pipeline.abstention import AbstentionRule
 from regrag.pipeline.caching import QueryEmbeddingCache
 from regrag.pipeline.compose import RelevanceFloor
 from regrag.pipeline.hyde import Hyde
@@ -72,6 +73,7 @@ def query_options_from(settings: Settings) -> QueryOptions:
         floor=RelevanceFloor(
             settings.relevance_floor, settings.dense_floor, settings.relevance_floor_alone, settings.quote_floor
         ),
+        abstention=AbstentionRule(settings.abstain_below),
         corpus_timeout_s=settings.corpus_timeout_s,
     )
 

@@ -1,0 +1,96 @@
+"""When quotes that were found should still not be shown: "no matching provision" beats a quote that does not
+answer, for lawyers and permit engineers.
+
+The relevance floor in compose.py abstains when nothing retrieved is near the question. This second rule sees
+the answer itself: the confidence computed from retrieval, coverage and dense signals (confidence.py), less a
+penalty for each specific thing the question asks that no quote contains:
+- a figure (多少 / 几天 / 比例 / 上限 …) and no quoted span states a number with a unit;
+- its most specific terms (the heaviest keywords) and no quoted span contains any of them;
+- a place the corpus does not cover (no candidate document of that province, no quote naming it).
+Each penalty is a reason shown with the abstention. The cut-off is calibrated on the dev, lay dev and
+unanswerable question sets (bench/abstention.py prints the curve; bench/README.md has the table).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from regrag.domain.results import Answer, Candidate
+from regrag.pipeline.keywords import Keyword
+from regrag.text.places import mentioned_provinces
+
+# what a question asking for a number says (多少钱 / 几天 / 百分之几 / 比例 / 上限 / 标准是多少)
+_ASKS_FIGURE = re.compile(r"多少|几[个天年月日次倍度元成]|百分之几|比例|上限|下限|多大|多长|多高|多久|税率|费率")
+# a number with a unit (digits or Chinese numerals): what answers such a question
+_FIGURE = re.compile(
+    r"[0-9０-９.．]+\s*(?:%|％|‰|个|日|天|年|月|小时|倍|元|万元|亿元|千瓦|兆瓦|万千瓦|千伏|伏|度|米|平方米|公里|吨|分钟|周岁|人|户)"
+    r"|百分之[一二三四五六七八九十零〇百点]+"
+    # Chinese numerals need a unit that is not also a word ending: 第三人 (a third party) is no figure
+    r"|[一二三四五六七八九十两百千万]+(?:个工作日|个月|日|天|年|小时|倍|元|万元|千瓦|千伏|米|吨|分钟|周岁)"
+)
+ANCHOR_TERMS = 2  # the heaviest keywords that make a question specific
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What the rule reads; stored in the response's `confidence.inputs.signals` for whoever audits it."""
+
+    overall: float
+    asks_figure: bool
+    figure_quoted: bool
+    anchor_quoted: bool
+    place_uncovered: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["overall"] = round(self.overall, 4)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Signals:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class AbstentionRule:
+    """Abstain when `overall` less the penalties is below `below` (0 turns the rule off)."""
+
+    below: float = 0.0
+    penalty: float = 0.1
+
+    def score(self, s: Signals) -> float:
+        return s.overall - self.penalty * len(self.reasons(s))
+
+    def reasons(self, s: Signals) -> list[str]:
+        reasons = []
+        if s.asks_figure and not s.figure_quoted:
+            reasons.append("问题询问具体数值，但引文中没有相应数值")
+        if not s.anchor_quoted:
+            reasons.append("引文未涉及问题的具体对象")
+        if s.place_uncovered:
+            reasons.append("库中没有问题所指地区的文件")
+        return reasons
+
+    def abstains(self, s: Signals) -> bool:
+        return self.below > 0 and self.score(s) < self.below
+
+
+def signals(
+    question: str, keywords: Sequence[Keyword], answer: Answer, candidates: Sequence[Candidate], overall: float
+) -> Signals:
+    """The signals of one answer (a non-abstaining one: it has quotes)."""
+    spans = "".join(b.span for b in answer.bullets)
+    heaviest = sorted(keywords, key=lambda k: (-k.weight, -len(k.term)))[:ANCHOR_TERMS]
+    named = mentioned_provinces(question)
+    near = {c.chunk.meta.province for c in candidates[:5]}
+    place_uncovered = bool(named) and not (set(named.provinces) & near) and not any(n in spans for n in named.names)
+    return Signals(
+        overall=overall,
+        asks_figure=bool(_ASKS_FIGURE.search(question)),
+        figure_quoted=bool(_FIGURE.search(spans)),
+        anchor_quoted=not heaviest or any(k.term in spans for k in heaviest),
+        place_uncovered=place_uncovered,
+    )
