@@ -10,6 +10,7 @@ cheap GETs. Idle keep-alive connections cost waitress a socket, not a thread.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import threading
@@ -141,6 +142,7 @@ def serve(services: Services, host: str = "127.0.0.1", port: int = 8080, limits:
     import waitress
 
     limits = limits or Limits()
+    _raise_open_file_limit()
     app = wsgi_app(services, Admission(limits))
     logs.event(log, 20, "serving", host=host, port=port, threads=limits.threads, max_active=limits.max_active)
     waitress.serve(
@@ -155,6 +157,21 @@ def serve(services: Services, host: str = "127.0.0.1", port: int = 8080, limits:
         max_request_body_size=2_000_000,
         # past this waitress answers in plain text; below it the routes answer a long URL with a JSON 414
         max_request_header_size=256 * 1024,
+        # poll(), not select(): select() fails past file descriptor 1024 ("filedescriptor out of range"), which
+        # a busy server reaches with its sockets and one SQLite connection per worker thread
+        asyncore_use_poll=True,
         ident="regrag",
         clear_untrusted_proxy_headers=True,
     )
+
+
+def _raise_open_file_limit() -> None:
+    """Up to the hard limit: every waitress thread may hold an SQLite connection (2 descriptors with WAL) beside
+    up to `connection_limit` sockets, past a soft limit of 1024 on many systems."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        with contextlib.suppress(ValueError, OSError):  # not allowed here: keep the soft limit
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))

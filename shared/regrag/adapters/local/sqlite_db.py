@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,13 +22,18 @@ def connect(path: Path | str) -> Any:
 
 
 class ConnectionPool:
-    """One connection per thread (SQLite connections are not shared across threads), one write lock."""
+    """One connection per live thread (SQLite connections are not shared across threads), one write lock.
+
+    Threads come and go (a query's corpus fan-out runs on threads of its own), so the connection of a thread
+    that has ended is closed when the next one opens: the open connections stay bounded by the live threads,
+    not by the requests served (each is two file descriptors with WAL; a long-running server once ran out).
+    """
 
     def __init__(self, path: Path | str) -> None:
         self.path = str(path)
         self._local = threading.local()
         self.write_lock = threading.RLock()
-        self._all: list[Any] = []
+        self._all: list[tuple[weakref.ref[threading.Thread], Any]] = []
         self._all_lock = threading.Lock()
 
     def get(self) -> Any:
@@ -36,8 +42,24 @@ class ConnectionPool:
             con = connect(self.path)
             self._local.con = con
             with self._all_lock:
-                self._all.append(con)
+                self._close_orphans()
+                self._all.append((weakref.ref(threading.current_thread()), con))
         return con
+
+    def open_connections(self) -> int:
+        with self._all_lock:
+            return len(self._all)
+
+    def _close_orphans(self) -> None:
+        live = []
+        for ref, con in self._all:
+            thread = ref()
+            if thread is not None and thread.is_alive():
+                live.append((ref, con))
+                continue
+            with contextlib.suppress(Exception):  # its thread is gone: nobody else uses it
+                con.close()
+        self._all = live
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Any]:
@@ -56,7 +78,7 @@ class ConnectionPool:
 
     def close(self) -> None:
         with self._all_lock:
-            for con in self._all:
+            for _, con in self._all:
                 with contextlib.suppress(Exception):  # closing is best effort at shutdown
                     con.close()
             self._all.clear()
