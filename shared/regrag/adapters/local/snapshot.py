@@ -157,47 +157,9 @@ def build_snapshot(
             codes[column][i] = values[column].setdefault(str(row[2 + j]), len(values[column]))
     eff = np.asarray([row[8] for row in rows], dtype=np.int64)
     eff_to = np.asarray([row[9] for row in rows], dtype=np.int64)
-
     dim = dimension or 1
-    matrix = np.zeros((n, dim), dtype=np.float32)
-    has_vector = np.zeros(n, dtype=bool)
-    for rowid, blob in vectors.items():
-        if rowid in position:
-            matrix[position[rowid]] = np.frombuffer(blob, dtype="<f4")
-            has_vector[position[rowid]] = True
-
-    has_terms = np.zeros(n, dtype=bool)
-    lengths = np.zeros(n, dtype=np.float32)
-    term_parts, count_parts, row_parts = [], [], []
-    for rowid, (length, ids_blob, counts_blob) in terms.items():
-        if rowid not in position:
-            continue
-        i = position[rowid]
-        ids = np.frombuffer(ids_blob, dtype="<i4")
-        term_parts.append(ids)
-        count_parts.append(np.frombuffer(counts_blob, dtype="<f4"))
-        row_parts.append(np.full(ids.size, i, dtype=np.int32))
-        lengths[i] = length
-        has_terms[i] = True
-    vocab_size = max(vocab.values(), default=-1) + 1
-    if term_parts:
-        term_ids = np.concatenate(term_parts)
-        tfs = np.concatenate(count_parts).astype(np.float32)
-        posting_rows = np.concatenate(row_parts)
-        order = np.argsort(term_ids, kind="stable")
-        term_ids, tfs, posting_rows = term_ids[order], tfs[order], posting_rows[order]
-        df = np.bincount(term_ids, minlength=vocab_size).astype(np.float64)
-        indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
-        docs = float(has_terms.sum())
-        avgdl = float(lengths[has_terms].mean()) or 1.0
-        k1, b = params.k1, params.b
-        weights = tfs * (k1 + 1) / (tfs + k1 * (1 - b + b * lengths[posting_rows] / avgdl))
-        idf = np.log(1.0 + (docs - df + 0.5) / (df + 0.5))
-    else:
-        posting_rows = np.zeros(0, dtype=np.int32)
-        weights = np.zeros(0, dtype=np.float32)
-        indptr = np.zeros(vocab_size + 1, dtype=np.int64)
-        idf = np.zeros(vocab_size)
+    matrix, has_vector = _dense_arrays(vectors, position, n, dim)
+    has_terms, indptr, posting_rows, weights, idf = _postings(terms, position, n, vocab, params)
     question_vectors, question_chunks, question_starts = _question_arrays(questions, position, dim)
     return SearchSnapshot(
         version=version,
@@ -212,12 +174,71 @@ def build_snapshot(
         vocab=dict(vocab),
         indptr=indptr,
         posting_rows=posting_rows,
-        posting_weights=weights.astype(np.float32),
+        posting_weights=weights,
         idf=idf,
         question_vectors=question_vectors,
         question_chunks=question_chunks,
         question_starts=question_starts,
     )
+
+
+def _dense_arrays(
+    vectors: dict[int, bytes], position: dict[int, int], n: int, dim: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(n, dim) float32 vectors in row order, zero rows where a chunk has none; and which rows have one."""
+    matrix = np.zeros((n, dim), dtype=np.float32)
+    has_vector = np.zeros(n, dtype=bool)
+    for rowid, blob in vectors.items():
+        if rowid in position:
+            matrix[position[rowid]] = np.frombuffer(blob, dtype="<f4")
+            has_vector[position[rowid]] = True
+    return matrix, has_vector
+
+
+def _postings(
+    terms: dict[int, tuple[int, bytes, bytes]],
+    position: dict[int, int],
+    n: int,
+    vocab: dict[str, int],
+    params: Bm25Params,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """BM25 postings as CSR over term ids: (has_terms, indptr, posting rows, saturated tf weights, idf)."""
+    has_terms = np.zeros(n, dtype=bool)
+    lengths = np.zeros(n, dtype=np.float32)
+    term_parts, count_parts, row_parts = [], [], []
+    for rowid, (length, ids_blob, counts_blob) in terms.items():
+        if rowid not in position:
+            continue
+        i = position[rowid]
+        ids = np.frombuffer(ids_blob, dtype="<i4")
+        term_parts.append(ids)
+        count_parts.append(np.frombuffer(counts_blob, dtype="<f4"))
+        row_parts.append(np.full(ids.size, i, dtype=np.int32))
+        lengths[i] = length
+        has_terms[i] = True
+    vocab_size = max(vocab.values(), default=-1) + 1
+    if not term_parts:
+        empty = np.zeros(0, dtype=np.float32)
+        return (
+            has_terms,
+            np.zeros(vocab_size + 1, dtype=np.int64),
+            np.zeros(0, dtype=np.int32),
+            empty,
+            np.zeros(vocab_size),
+        )
+    term_ids = np.concatenate(term_parts)
+    tfs = np.concatenate(count_parts).astype(np.float32)
+    posting_rows = np.concatenate(row_parts)
+    order = np.argsort(term_ids, kind="stable")
+    term_ids, tfs, posting_rows = term_ids[order], tfs[order], posting_rows[order]
+    df = np.bincount(term_ids, minlength=vocab_size).astype(np.float64)
+    indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
+    docs = float(has_terms.sum())
+    avgdl = float(lengths[has_terms].mean()) or 1.0
+    k1, b = params.k1, params.b
+    weights = tfs * (k1 + 1) / (tfs + k1 * (1 - b + b * lengths[posting_rows] / avgdl))
+    idf = np.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+    return has_terms, indptr, posting_rows, weights.astype(np.float32), idf
 
 
 def _question_arrays(
