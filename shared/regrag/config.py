@@ -39,6 +39,8 @@ class Settings:
     lexical_weight: float = field(default=1.0, metadata={"env": "REGRAG_LEXICAL_WEIGHT", "min": 0.0})
     # the key-term coverage ranking fused after retrieval (pipeline/retrieve.py coverage_rerank); 0 turns it off
     coverage_weight: float = field(default=1.0, metadata={"env": "REGRAG_COVERAGE_WEIGHT", "min": 0.0})
+    # the question-form ranking (pipeline/question_forms.py: 怎么处罚 → penalty articles …); 0 turns it off
+    form_weight: float = field(default=0.0, metadata={"env": "REGRAG_FORM_WEIGHT", "min": 0.0})
     title_weight: float = field(default=0.5, metadata={"env": "REGRAG_TITLE_WEIGHT", "min": 0.0})
     # rank national rules and those of the provinces a question names before other provinces' local rules
     # (pipeline/retrieve.py scope_first); never when the request filters by province

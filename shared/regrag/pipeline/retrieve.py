@@ -28,6 +28,7 @@ from regrag.pipeline.applicability import by_applicability, corpus_relevance, co
 from regrag.pipeline.fusion import merge_corpora, rrf_fuse
 from regrag.pipeline.hyde import Hyde
 from regrag.pipeline.lexical import query_tokens
+from regrag.pipeline.question_forms import form_rerank
 from regrag.pipeline.rerank import STATUS_OK, STATUS_SKIPPED
 from regrag.ports import ChunkStore, Embedder, LexicalIndex, QuestionIndex, VectorIndex
 from regrag.text.places import PlaceScope
@@ -46,6 +47,7 @@ class RetrievalConfig:
     coverage_weight: float = 1.0
     place_scope: bool = True
     national_preference: float = 0.8
+    form_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -214,6 +216,7 @@ class Retriever:
         aids = self._prepare_aids(question, qvec, timings)
         candidates = self._search(tokens, qvec, filters, top_k, timings, aids.legs)
         candidates = coverage_rerank(candidates, question, self.config.rrf_k, self.config.coverage_weight)
+        candidates = form_rerank(candidates, question, self.config.rrf_k, self.config.form_weight)
         candidates, scope = self._by_applicability(candidates, question, filters)
         return Retrieval(candidates, filters, tokens, timings, aids=aids, scope=scope)
 
@@ -271,6 +274,7 @@ class Retriever:
         combined = {c: (weights or {}).get(c, 1.0) * relevance.get(c, 1.0) for c in ranked}
         candidates = merge_corpora(ranked, combined, self.config.rrf_k)
         candidates = coverage_rerank(candidates, question, self.config.rrf_k, self.config.coverage_weight)
+        candidates = form_rerank(candidates, question, self.config.rrf_k, self.config.form_weight)
         candidates, scope = self._by_applicability(candidates, question, filters, weights)
         candidates = candidates[:top_k]
         timings["merge"] = _ms(t)

@@ -91,6 +91,7 @@ def retrieval_config_from(settings: Settings) -> RetrievalConfig:
         settings.coverage_weight,
         settings.place_scope,
         settings.national_preference,
+        settings.form_weight,
     )
 
 

@@ -1,0 +1,76 @@
+"""What kind of provision a question asks for, read from how it asks: a vocabulary bridge that does not depend
+on the question's nouns.
+
+A lay question rarely shares its nouns with the statute (偷电 / 窃电, 老板不给钱 / 拖欠劳动报酬), but the form of
+the question says which kind of article answers it: 怎么处罚 / 判几年 asks for a penalty provision (罚款, 有期徒刑,
+吊销 …), 需要什么手续 for a procedure (申请, 审批, 备案 …), 什么是 for a definition (本法所称……是指), 赔多少 for
+liability, 多久 / 几天 for a time limit. Each form is matched to the article's own wording (and the 法律责任 chapter
+in its heading path), and candidates of the asked kind move up as a third ranking fused by RRF with the
+retrieval order, like the key-term coverage ranking: a preference, never a filter, and no score is compared.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from regrag.domain.results import Candidate
+
+
+@dataclass(frozen=True)
+class Form:
+    name: str
+    asked: re.Pattern[str]  # in the question
+    answered: re.Pattern[str]  # in the article text (heading path included)
+
+
+FORMS = (
+    Form(
+        "penalty",
+        re.compile(
+            r"处罚|罚款|罚多少|怎么罚|被罚|判几年|判刑|坐牢|拘留|刑事责任|法律责任|什么责任|什么后果|违法吗|犯法吗|犯罪吗"
+        ),
+        re.compile(r"罚款|有期徒刑|拘役|管制|吊销|没收|行政拘留|处分|追究刑事责任|法律责任"),
+    ),
+    Form(
+        "procedure",
+        re.compile(r"手续|怎么办理|如何办理|怎么申请|如何申请|审批|备案|报批|许可证|要批准|要登记|流程|程序"),
+        re.compile(r"申请|审批|批准|备案|许可|登记|核准|提交|材料|受理"),
+    ),
+    Form(
+        "definition",
+        re.compile(r"什么是|是指什么|指的是|算不算|属不属于|是否属于|定义|怎么认定|如何认定|认定为"),
+        re.compile(r"所称|是指|包括下列|认定为"),
+    ),
+    Form(
+        "liability",
+        re.compile(r"赔偿|赔多少|补偿|索赔|谁赔|谁负责|谁承担|承担.*损失"),
+        re.compile(r"赔偿|补偿|承担.{0,6}责任|损失"),
+    ),
+    Form(
+        "time_limit",
+        re.compile(r"多久|几天|几日|期限|时限|多长时间|提前几|几个月|几年内"),
+        re.compile(r"[0-9一二三四五六七八九十]+个?(?:日|天|月|年|小时|工作日)|期限|日内|提前"),
+    ),
+)
+
+
+def asked_forms(question: str) -> tuple[Form, ...]:
+    return tuple(f for f in FORMS if f.asked.search(question))
+
+
+def form_rerank(candidates: list[Candidate], question: str, k: int, weight: float) -> list[Candidate]:
+    """Fuse the retrieval order with a ranking by how many of the asked forms each candidate's text answers
+    (RRF, `weight` on the second ranking; 0 turns it off; a question of no known form is left as it is)."""
+    forms = asked_forms(question)
+    if weight <= 0 or not forms or len(candidates) < 2:
+        return candidates
+    matched = [sum(1 for f in forms if f.answered.search(c.chunk.text + c.chunk.breadcrumb)) for c in candidates]
+    if len(set(matched)) < 2:  # every candidate alike: nothing to prefer
+        return candidates
+    by_form = sorted(range(len(candidates)), key=lambda i: (-matched[i], i))
+    fused = [1.0 / (k + i + 1) for i in range(len(candidates))]
+    for rank, i in enumerate(by_form, 1):
+        fused[i] += weight / (k + rank)
+    order = sorted(range(len(candidates)), key=lambda i: (-fused[i], i))
+    return [replace(candidates[i], score=fused[i]) for i in order]
