@@ -100,6 +100,30 @@ class Settings:
     questions_weight: float = field(default=0.5, metadata={"env": "REGRAG_QUESTIONS_WEIGHT", "min": 0.0})
     questions_per_chunk: int = field(default=3, metadata={"env": "REGRAG_QUESTIONS_PER_CHUNK", "min": 1, "max": 10})
     questions_timeout_s: float = field(default=10.0, metadata={"env": "REGRAG_QUESTIONS_TIMEOUT_S", "min": 0.1})
+    # OCR of scanned PDFs and page images at ingest (pipeline/ingest.py OcrOptions): local = RapidOCR (models in
+    # its wheel), documentai = Document AI (REGRAG_DOCUMENTAI_PROCESSOR), off = scans are refused. Unset: local in
+    # local mode; in GCP mode documentai when a processor is named, else off (see `ocr_engine`).
+    ocr: str | None = field(default=None, metadata={"env": "REGRAG_OCR", "choices": ("local", "documentai", "off")})
+    documentai_processor: str | None = field(
+        default=None,
+        metadata={
+            "env": "REGRAG_DOCUMENTAI_PROCESSOR",
+            "pattern": r"projects/[^/]+/locations/[a-z0-9-]+/processors/[^/]+(/processorVersions/[^/]+)?",
+        },
+    )
+    documentai_location: str = field(default="us", metadata={"env": "REGRAG_DOCUMENTAI_LOCATION"})
+    documentai_timeout_s: float = field(default=60.0, metadata={"env": "REGRAG_DOCUMENTAI_TIMEOUT_S", "min": 0.1})
+    documentai_emulator_host: str | None = field(default=None, metadata={"env": "REGRAG_DOCUMENTAI_EMULATOR_HOST"})
+    # limits per document: over one, the document is a recorded permanent failure (never a crash)
+    ocr_max_pages: int = field(default=500, metadata={"env": "REGRAG_OCR_MAX_PAGES", "min": 1})
+    ocr_max_image_pixels: int = field(
+        default=40_000_000, metadata={"env": "REGRAG_OCR_MAX_IMAGE_PIXELS", "min": 10_000}
+    )
+    ocr_page_timeout_s: float = field(default=60.0, metadata={"env": "REGRAG_OCR_PAGE_TIMEOUT_S", "min": 0.1})
+    # an OCR'd page whose mean line confidence is below this is listed as low-confidence, and quotes from it say so
+    ocr_low_confidence: float = field(
+        default=0.9, metadata={"env": "REGRAG_OCR_LOW_CONFIDENCE", "min": 0.0, "max": 1.0}
+    )
     # topics (Pub/Sub topic ids; in local mode, names on the in-process bus)
     topic_chunked: str = field(default="regrag-chunked", metadata={"env": "REGRAG_TOPIC_CHUNKED"})
     topic_embedded: str = field(default="regrag-embedded", metadata={"env": "REGRAG_TOPIC_EMBEDDED"})
@@ -186,6 +210,16 @@ class Settings:
         return self.data_dir / "failures.jsonl"
 
     @property
+    def ocr_engine(self) -> str:
+        """The OCR engine to wire: REGRAG_OCR, or its default for the mode (local; documentai when a processor
+        is named in GCP mode, else off)."""
+        if self.ocr is not None:
+            return self.ocr
+        if self.mode == "gcp":
+            return "documentai" if self.documentai_processor else "off"
+        return "local"
+
+    @property
     def allowed_origins(self) -> frozenset[str]:
         """REGRAG_CORS_ORIGINS as a set of origins (scheme://host[:port]), or {"*"}."""
         return frozenset(o.strip().rstrip("/") for o in (self.cors_origins or "").split(",") if o.strip())
@@ -213,6 +247,7 @@ class Settings:
             except ValueError as exc:
                 problems.append(f"{env}={'<hidden>' if f.metadata.get('secret') else raw!r}: {exc}")
         problems.extend(gcp_problems(values))
+        problems.extend(ocr_problems(values))
         if problems:
             raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
         return cls(**values)
@@ -244,6 +279,23 @@ def gcp_problems(values: Mapping[str, Any]) -> list[str]:
         if pattern and value and not re.fullmatch(pattern, str(value)):
             problems.append(f"{f.metadata['env']}={value!r}: expected {pattern}")
     return problems
+
+
+def ocr_problems(values: Mapping[str, Any]) -> list[str]:
+    """Document AI named without a processor, or a processor outside REGRAG_DOCUMENTAI_LOCATION."""
+    processor = values.get("documentai_processor")
+    if values.get("ocr") == "documentai" and not processor:
+        return ["REGRAG_OCR=documentai needs REGRAG_DOCUMENTAI_PROCESSOR (projects/P/locations/L/processors/ID)"]
+    location = values.get("documentai_location", "us")
+    match = re.fullmatch(r"projects/[^/]+/locations/([a-z0-9-]+)/processors/.+", str(processor or ""))
+    if processor and match is None and values.get("mode", "local") != "gcp":  # gcp_problems checks the pattern
+        return [f"REGRAG_DOCUMENTAI_PROCESSOR={processor!r}: expected projects/P/locations/L/processors/ID"]
+    if match and match.group(1) != location:
+        return [
+            f"REGRAG_DOCUMENTAI_PROCESSOR is in location {match.group(1)!r} but REGRAG_DOCUMENTAI_LOCATION is "
+            f"{location!r} (the processor's region picks the endpoint)"
+        ]
+    return []
 
 
 def _convert(f: Any, raw: str) -> Any:

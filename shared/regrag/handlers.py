@@ -26,6 +26,7 @@ from regrag.pipeline import embed as embed_stage
 from regrag.pipeline import ingest as ingest_stage
 from regrag.pipeline import upsert as upsert_stage
 from regrag.services import Services
+from regrag.text.images import OcrLimits
 
 
 def ingest_event(services: Services, event: Any) -> ingest_stage.IngestResult | None:
@@ -54,7 +55,17 @@ def _ingest(services: Services, name: str) -> ingest_stage.IngestResult:
         publisher=services.publisher,
         topic=services.settings.topic_chunked,
         max_chars=services.settings.chunk_max_chars,
+        ocr=ocr_options(services),
     )
+
+
+def ocr_options(services: Services) -> ingest_stage.OcrOptions:
+    """The wired OCR engine with the limits and the low-confidence threshold of the settings."""
+    s = services.settings
+    limits = OcrLimits(
+        max_pages=s.ocr_max_pages, max_image_pixels=s.ocr_max_image_pixels, page_timeout_s=s.ocr_page_timeout_s
+    )
+    return ingest_stage.OcrOptions(services.ocr, limits, s.ocr_low_confidence)
 
 
 def embed_event(services: Services, event: Any) -> Any:

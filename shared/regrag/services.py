@@ -22,6 +22,7 @@ from regrag.ports import (
     FeedbackStore,
     LexicalIndex,
     MessageBus,
+    OcrEngine,
     Publisher,
     QuestionIndex,
     Reranker,
@@ -48,6 +49,8 @@ class Services:
         question_index: the questions-answered index's storage (wired locally even when the aid is off, so
             deletes always clear it); `questions_indexer` the ingest-time generator (only when it is on).
         caches: name → hit/miss counters of each in-memory cache wiring built (reported by /healthz).
+        ocr: the engine ingest reads scanned pages with (RapidOCR locally, Document AI on GCP; REGRAG_OCR), or
+            None when OCR is off: scans are then refused. Built lazily: no model or client before the first scan.
     """
 
     settings: Settings
@@ -68,6 +71,7 @@ class Services:
     question_index: QuestionIndex | None = None
     questions_indexer: QuestionsIndexer | None = None
     caches: Mapping[str, CacheStats] = field(default_factory=dict)
+    ocr: OcrEngine | None = None
 
     def close(self) -> None:
         """Close what holds files or connections open (the local SQLite stores)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from regrag import logs
+from regrag import handlers, logs
 from regrag.domain.errors import NotFound
 from regrag.pipeline import admin as admin_stage
 from regrag.pipeline import compose as compose_stage
@@ -121,6 +121,7 @@ def reconcile(services: Services, body: Any) -> dict[str, Any]:
         max_chars=s.settings.chunk_max_chars,
         dry_run=request.dry_run,
         max_republish=request.max_republish,
+        ocr=handlers.ocr_options(s),
     )
     return result.to_dict()
 

@@ -27,7 +27,7 @@ def _chunk_to_wire(chunk: Chunk) -> dict[str, Any]:
 
 
 def _chunk_from_wire(data: dict[str, Any], meta: DocumentMeta) -> Chunk:
-    return Chunk.from_dict({**data, "meta": meta.to_dict()})
+    return Chunk.from_dict({**data, "meta": meta})
 
 
 def encode_vector(vector: np.ndarray) -> str:

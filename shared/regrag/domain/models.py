@@ -6,6 +6,8 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from regrag.domain.ocr import PageSpan, pages_for_span
+
 DEFAULT_CORPUS = "default"
 
 
@@ -80,11 +82,20 @@ class DocumentMeta:
     date_warnings: tuple[str, ...] = ()
     # the rules that derived this metadata: a re-ingest of unchanged bytes redoes a document derived by older ones
     ingest_version: int = 0
+    # PDFs and page images: where each page's text lies in the stored text, whether OCR read it (with its mean
+    # confidence and the lines' boxes); `ocr_engine` read the OCR'd pages; `low_confidence_pages` are the OCR'd
+    # pages whose confidence was below REGRAG_OCR_LOW_CONFIDENCE at ingest (quotes from them carry a note)
+    pages: tuple[PageSpan, ...] = ()
+    ocr_engine: str | None = None
+    low_confidence_pages: tuple[int, ...] = ()
     # field name → "sidecar" | "object-metadata" | "text" | "inferred" | "default"
     provenance: dict[str, str] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        pages, self_without = self.pages, replace(self, pages=())
+        data = asdict(self_without)
+        data["pages"] = [p.to_dict() for p in pages]  # compact: boxes as per-mille rows, not nested dicts
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DocumentMeta:
@@ -98,7 +109,15 @@ class DocumentMeta:
             r if isinstance(r, TitleReference) else TitleReference(**r) for r in values.get("references") or ()
         )
         values["date_warnings"] = tuple(values.get("date_warnings") or ())
+        values["pages"] = tuple(
+            p if isinstance(p, PageSpan) else PageSpan.from_dict(p) for p in values.get("pages") or ()
+        )
+        values["low_confidence_pages"] = tuple(int(n) for n in values.get("low_confidence_pages") or ())
         return cls(**values)
+
+    def pages_of(self, start: int, end: int) -> tuple[int, ...]:
+        """The pages a span [start, end) of the stored text lies on (empty without page information)."""
+        return tuple(pages_for_span(self.pages, start, end))
 
     def with_changes(self, **changes: Any) -> DocumentMeta:
         return replace(self, **changes)
@@ -150,16 +169,24 @@ class Chunk:
     meta: DocumentMeta
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "meta"}
         data["heading_path"] = list(self.heading_path)
+        data["meta"] = self.meta.to_dict()
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Chunk:
+        """The chunk from `to_dict` form; `meta` may be the DocumentMeta itself (stores share one per document)."""
         values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
         values["heading_path"] = tuple(values.get("heading_path", ()))
-        values["meta"] = DocumentMeta.from_dict(data["meta"])
+        meta = data["meta"]
+        values["meta"] = meta if isinstance(meta, DocumentMeta) else DocumentMeta.from_dict(meta)
         return cls(**values)
+
+    @property
+    def pages(self) -> tuple[int, ...]:
+        """The pages of its document this chunk's text lies on (PDFs and images; empty otherwise)."""
+        return self.meta.pages_of(self.start, self.end)
 
     @property
     def breadcrumb(self) -> str:

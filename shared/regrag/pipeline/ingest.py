@@ -2,7 +2,9 @@
 
 Metadata comes from the sidecar, the object's metadata, the text and defaults, in that order of precedence,
 except for the dates, where a 施行 clause in the text corrects an earlier sidecar date (regrag.pipeline.metadata).
-Oversized objects are refused before any parsing (IngestLimits).
+Oversized objects are refused before any parsing (IngestLimits). Page images and PDF pages without a text layer
+are read by the OCR engine of `OcrOptions` (none: such documents are refused); a scan over an OCR limit (pages,
+pixels, seconds per page) is refused too, with the limit named: a permanent failure the failure recorder keeps.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from regrag import logs
@@ -18,10 +20,12 @@ from regrag.domain.errors import UnsupportedDocument
 from regrag.domain.ids import DOC_ID_RE
 from regrag.domain.messages import DocumentChunked, DocumentDeleted, split_for_publish
 from regrag.domain.models import Chunk, Document, DocumentMeta
+from regrag.domain.ocr import low_confidence_pages
 from regrag.pipeline import metadata
-from regrag.ports import Blob, BlobStore, Publisher
+from regrag.ports import Blob, BlobStore, OcrEngine, Publisher
 from regrag.text import metadata as infer
 from regrag.text.chunking import KIND_ARTICLE, split_structure
+from regrag.text.images import OcrLimits
 from regrag.text.normalize import normalize
 from regrag.text.parse import UnreadableDocument, parse_document
 
@@ -31,7 +35,18 @@ SIDECAR_SUFFIX = ".meta.json"
 IGNORED_NAMES = ("manifest.jsonl",)
 # Bumped whenever the rules that derive a document's metadata or chunks change: a stored document derived by
 # older rules is re-ingested even when its bytes are unchanged (regrag ingest, the reconcile job).
-INGEST_VERSION = 2
+INGEST_VERSION = 3  # 3: page spans (and OCR) of PDFs and images
+
+
+@dataclass(frozen=True)
+class OcrOptions:
+    """How ingest reads scans: the engine (None: images and text-less PDF pages are refused), the limits per
+    document (pages, pixels per page image, seconds per page), and the mean confidence below which an OCR'd
+    page is listed as low-confidence."""
+
+    engine: OcrEngine | None = None
+    limits: OcrLimits = field(default_factory=OcrLimits)
+    low_confidence: float = 0.9
 
 
 @dataclass(frozen=True)
@@ -59,6 +74,10 @@ class IngestResult:
     reason: str | None = None
     # what ingest corrected or doubted about the dates it was given (DocumentMeta.date_warnings)
     date_warnings: tuple[str, ...] | None = None
+    # scans: the pages OCR read, the engine, and the OCR'd pages below the confidence threshold
+    ocr_pages: tuple[int, ...] | None = None
+    ocr_engine: str | None = None
+    low_confidence_pages: tuple[int, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -84,10 +103,17 @@ def chunk_id(doc_id: str, kind: str, label: str, occurrence: int, part: int) -> 
 
 
 def build_document(
-    name: str, blob: Blob, sidecar: Blob | None, max_chars: int, limits: IngestLimits | None = None
+    name: str,
+    blob: Blob,
+    sidecar: Blob | None,
+    max_chars: int,
+    limits: IngestLimits | None = None,
+    ocr: OcrOptions | None = None,
 ) -> Document:
-    """Parse, normalise and chunk one object. Raises UnsupportedDocument / InvalidInput on bad input."""
+    """Parse, normalise and chunk one object. Raises UnsupportedDocument / InvalidInput on bad input (a scan
+    over an OCR limit included), Unavailable when the OCR engine cannot answer now."""
     limits = limits or IngestLimits()
+    ocr = ocr or OcrOptions()
     if len(blob.data) > limits.max_bytes:
         raise UnsupportedDocument(
             f"{name}: {len(blob.data) / 1e6:.1f} MB is over the {limits.max_bytes / 1e6:.0f} MB limit for one document "
@@ -98,7 +124,8 @@ def build_document(
         ("object-metadata", metadata.object_metadata_values(name, blob.metadata)),
     ]
     try:
-        parsed = parse_document(name, blob.data)
+        recognize = ocr.engine.recognize if ocr.engine is not None else None
+        parsed = parse_document(name, blob.data, ocr=recognize, limits=ocr.limits)
     except UnreadableDocument as exc:
         raise UnsupportedDocument(str(exc)) from exc
     if len(parsed.text) > limits.max_chars:
@@ -133,6 +160,9 @@ def build_document(
         format=parsed.format,
         encoding=parsed.encoding,
         ingest_version=INGEST_VERSION,
+        pages=parsed.pages,
+        ocr_engine=parsed.ocr_engine,
+        low_confidence_pages=tuple(low_confidence_pages(parsed.pages, ocr.low_confidence)),
         provenance={**provenance, **dates.provenance},
     )
 
@@ -172,6 +202,7 @@ def ingest_object(
     topic: str,
     max_chars: int,
     limits: IngestLimits | None = None,
+    ocr: OcrOptions | None = None,
 ) -> IngestResult:
     """Read, chunk and publish one object. A sidecar re-ingests the document it describes."""
     base = name.rsplit("/", 1)[-1]
@@ -181,10 +212,12 @@ def ingest_object(
         target = name[: -len(SIDECAR_SUFFIX)]
         if blobs.read_optional(target) is None:
             return IngestResult("skipped", name, reason="sidecar for a document not uploaded yet")
-        return ingest_object(target, blobs=blobs, publisher=publisher, topic=topic, max_chars=max_chars, limits=limits)
+        return ingest_object(
+            target, blobs=blobs, publisher=publisher, topic=topic, max_chars=max_chars, limits=limits, ocr=ocr
+        )
     blob = blobs.read(name)
     sidecar = blobs.read_optional(name + SIDECAR_SUFFIX)
-    document = build_document(name, blob, sidecar, max_chars, limits)
+    document = build_document(name, blob, sidecar, max_chars, limits, ocr)
     message = DocumentChunked(document.meta, document.text, document.chunks)
     pieces = split_for_publish(message)
     for piece in pieces:
@@ -200,8 +233,14 @@ def ingest_object(
         articles=len({(c.article, c.ordinal) for c in document.chunks if c.kind == KIND_ARTICLE}),
         messages=len(pieces),
         date_warnings=document.meta.date_warnings or None,
+        ocr_pages=tuple(p.page for p in document.meta.pages if p.ocr) or None,
+        ocr_engine=document.meta.ocr_engine,
+        low_confidence_pages=document.meta.low_confidence_pages or None,
     )
     logs.event(log, logging.INFO, "document chunked", **result.to_dict())
+    if document.meta.low_confidence_pages:
+        logs.event(log, logging.WARNING, "OCR confidence low", doc_id=document.meta.doc_id,
+                   pages=list(document.meta.low_confidence_pages), engine=document.meta.ocr_engine)  # fmt: skip
     for warning in document.meta.date_warnings:
         logs.event(log, logging.WARNING, "document date corrected", doc_id=document.meta.doc_id, warning=warning)
     return result

@@ -26,7 +26,7 @@ from typing import Any
 from regrag import logs
 from regrag.domain.errors import PermanentError
 from regrag.domain.messages import DocumentDeleted
-from regrag.pipeline.ingest import IGNORED_NAMES, INGEST_VERSION, ingest_object, is_sidecar
+from regrag.pipeline.ingest import IGNORED_NAMES, INGEST_VERSION, OcrOptions, ingest_object, is_sidecar
 from regrag.pipeline.lexical import chunk_tokens
 from regrag.ports import BlobStore, ChunkStore, LexicalIndex, Publisher, TermStatistics
 
@@ -96,6 +96,7 @@ def reconcile(
     max_chars: int,
     dry_run: bool = False,
     max_republish: int = DEFAULT_MAX_REPUBLISH,
+    ocr: OcrOptions | None = None,
 ) -> ReconcileResult:
     """Compare the bucket with the chunk store and publish what makes them agree (see the module docstring)."""
     objects = {b.name: b.generation for b in blobs.list() if is_document_object(b.name)}
@@ -116,7 +117,7 @@ def reconcile(
             republished.append(name)
             continue
         try:
-            ingest_object(name, blobs=blobs, publisher=publisher, topic=topic_chunked, max_chars=max_chars)
+            ingest_object(name, blobs=blobs, publisher=publisher, topic=topic_chunked, max_chars=max_chars, ocr=ocr)
         except PermanentError as exc:  # e.g. an empty or binary upload: it stays out of the index
             rejected.append({"name": name, "reason": exc.code, "error": str(exc)})
             continue

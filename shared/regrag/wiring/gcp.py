@@ -1,4 +1,4 @@
-"""GCP mode: Cloud Storage, Pub/Sub, Vertex AI embeddings and Vector Search, Secret Manager, Gemini.
+"""GCP mode: Cloud Storage, Pub/Sub, Vertex AI embeddings and Vector Search, Secret Manager, Gemini, Document AI.
 
 The state bucket (under REGRAG_STATE_PREFIX) holds the chunk map, failures, the lexicon, the query log and
 feedback, and the eval question files and reports (`Services.reports`).
@@ -88,6 +88,7 @@ def build_gcp_services(settings: Settings) -> Services:
         feedback=GcsFeedbackStore(state, prefix),
         reports=PrefixedBlobStore(state, prefix),
         caches=caches,
+        ocr=models.build_ocr(settings),
     )
 
 

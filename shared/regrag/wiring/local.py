@@ -67,6 +67,7 @@ def build_local_services(settings: Settings) -> Services:
         question_index=question_index,
         questions_indexer=models.build_questions_indexer(settings, model, question_index),
         caches=caches,
+        ocr=models.build_ocr(settings),
     )
     # Pub/Sub push subscriptions, in process: the same handlers the embed and upsert functions run
     bus.subscribe(settings.topic_chunked, lambda payload, attrs: handlers.embed_message(services, payload, attrs))

@@ -20,7 +20,7 @@ from regrag.pipeline.query import QueryOptions
 from regrag.pipeline.questions import QuestionsIndexer
 from regrag.pipeline.rerank import LlmReranker, RetrievalOrderReranker
 from regrag.pipeline.retrieve import RetrievalConfig
-from regrag.ports import Embedder, Generator, QuestionIndex, Reranker
+from regrag.ports import Embedder, Generator, OcrEngine, QuestionIndex, Reranker
 from regrag.services import CacheStats
 
 if TYPE_CHECKING:
@@ -58,6 +58,33 @@ def build_local_embedder(settings: Settings) -> tuple[CachingEmbedder, Embedder]
     else:
         raise ConfigError(f"REGRAG_EMBEDDER={settings.embedder!r} needs REGRAG_MODE=gcp")
     return CachingEmbedder(model, SqliteVectorCache(settings.vector_cache_path)), model
+
+
+def build_ocr(settings: Settings) -> OcrEngine | None:
+    """The OCR engine REGRAG_OCR picks (`Settings.ocr_engine`): RapidOCR, Document AI, or None (off). Neither
+    loads a model or opens a connection here: RapidOCR loads on the first scanned page, the Document AI client
+    is built on the first request."""
+    engine = settings.ocr_engine
+    if engine == "local":
+        from regrag.adapters.local.ocr import RapidOcrEngine
+
+        return RapidOcrEngine()
+    if engine == "documentai":
+        from regrag.adapters.gcp.clients import Endpoint
+        from regrag.adapters.gcp.documentai import DocumentAiOcr
+        from regrag.domain.errors import InvalidInput
+
+        fake = settings.documentai_emulator_host
+        try:
+            return DocumentAiOcr(
+                str(settings.documentai_processor),
+                settings.documentai_location,
+                endpoint=Endpoint(fake, True) if fake else None,
+                timeout_s=settings.documentai_timeout_s,
+            )
+        except InvalidInput as exc:
+            raise ConfigError(f"REGRAG_DOCUMENTAI_PROCESSOR: {exc}") from exc
+    return None
 
 
 def bm25_params_from(settings: Settings) -> Bm25Params:

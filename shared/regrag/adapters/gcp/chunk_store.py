@@ -310,7 +310,7 @@ class GcsChunkStore:
 
     def _chunks_in(self, head: Head, name: str) -> dict[str, Chunk]:
         """The live chunks whose data is in part object `name`, with the head's (current) metadata."""
-        meta = head.meta.to_dict()
+        meta = head.meta
         return {
             row["id"]: Chunk.from_dict({**row, "meta": meta})
             for row in self._part_rows(name)

@@ -355,9 +355,7 @@ class SqliteIndex:
             f"SELECT id, doc_id, data_json FROM chunk WHERE id IN ({','.join('?' * len(chunk_ids))})", tuple(chunk_ids)
         ).fetchall()
         metas = self._meta(con, {r[1] for r in rows})
-        by_id = {
-            r[0]: Chunk.from_dict({**json.loads(r[2]), "meta": metas[r[1]].to_dict()}) for r in rows if r[1] in metas
-        }
+        by_id = {r[0]: Chunk.from_dict({**json.loads(r[2]), "meta": metas[r[1]]}) for r in rows if r[1] in metas}
         return [by_id[c] for c in chunk_ids if c in by_id]
 
     def get_document(self, doc_id: str) -> tuple[DocumentMeta, str] | None:
@@ -392,7 +390,7 @@ class SqliteIndex:
         if doc_id not in metas:
             return []
         rows = con.execute("SELECT data_json FROM chunk WHERE doc_id=? ORDER BY ordinal, part", (doc_id,)).fetchall()
-        meta = metas[doc_id].to_dict()
+        meta = metas[doc_id]
         return [Chunk.from_dict({**json.loads(r[0]), "meta": meta}) for r in rows]
 
     # --- VectorIndex --------------------------------------------------------------------------------------
