@@ -49,6 +49,7 @@ class Candidate:
                 "regulation_level": meta.regulation_level,
                 "corpus": meta.corpus,
                 "source_url": meta.source_url,
+                "pages": list(self.chunk.pages),
                 "superseded_by": meta.superseded_by,
                 "dense_rank": self.dense_rank,
                 "lexical_rank": self.lexical_rank,
@@ -79,6 +80,11 @@ class Citation:
     successor: dict[str, Any] | None = None
     promulgated: str | None = None
     counterpart: dict[str, Any] | None = None
+    # PDFs and page images: the pages the quote lies on (`url` then opens the first: `#page=N` for a PDF);
+    # `low_confidence` when one of them was OCR'd with a confidence under the threshold, `note` saying so
+    pages: tuple[int, ...] = ()
+    low_confidence: bool = False
+    note: str | None = None
 
     @property
     def marker(self) -> str:
@@ -86,9 +92,18 @@ class Citation:
             return f"〔《{self.title}》，生效：{self.effective_date}〕"
         return f"〔《{self.title}》〕"
 
+    @property
+    def page_label(self) -> str:
+        """（第3页） or （第3–4页） after the marker of a quote with pages; "" without."""
+        if not self.pages:
+            return ""
+        first, last = min(self.pages), max(self.pages)
+        return f"（第{first}页）" if first == last else f"（第{first}–{last}页）"
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["corpora"] = list(self.corpora or (self.corpus,))
+        data["pages"] = list(self.pages)
         data["marker"] = self.marker
         return data
 
@@ -102,7 +117,9 @@ class Bullet:
     chunk_id: str
 
     def render(self) -> str:
-        return f" • {self.span}{self.citation.marker}"
+        """One answer line: the span, its marker, the page of a PDF or scan (（第N页）), ⚠ for a doubtful OCR page."""
+        flag = "⚠" if self.citation.low_confidence else ""
+        return f" • {self.span}{self.citation.marker}{self.citation.page_label}{flag}"
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from regrag.domain.models import DocumentMeta
+from regrag.domain.ocr import page_url
 from regrag.domain.results import Bullet, Candidate, Citation
 
 IN_FORCE = "in_force"
@@ -28,19 +29,40 @@ NOT_YET_IN_FORCE = "not_yet_in_force"
 _UNKNOWN = "日期不详"
 
 
-def citation_for(candidate: Candidate) -> Citation:
-    """The citation of a chunk: its document's title and the day the cited article took effect."""
-    meta = candidate.chunk.meta
+def citation_for(candidate: Candidate, span: str | None = None) -> Citation:
+    """The citation of a chunk (or of `span`, a verbatim piece of it): its document's title, the day the cited
+    article took effect and, for PDFs and scans, the pages the quote lies on, with a note when OCR read one of
+    them with low confidence. A PDF's source URL points at the quote's first page (`#page=N`)."""
+    chunk = candidate.chunk
+    meta = chunk.meta
+    offset = chunk.text.find(span) if span else -1
+    start, end = (
+        (chunk.start + offset, chunk.start + offset + len(span or "")) if offset >= 0 else (chunk.start, chunk.end)
+    )
+    pages = meta.pages_of(start, end)
+    doubtful = [p for p in pages if p in meta.low_confidence_pages]
     return Citation(
         meta.title,
-        meta.effective_for(candidate.chunk.article),
-        meta.source_url,
+        meta.effective_for(chunk.article),
+        page_url(meta.source_url, pages) if meta.format == "pdf" else meta.source_url,
         meta.doc_id,
-        candidate.chunk.article,
+        chunk.article,
         meta.corpus,
         candidate.corpora or (meta.corpus,),
         promulgated=meta.promulgated,
+        pages=pages,
+        low_confidence=bool(doubtful),
+        note=ocr_note(meta, doubtful) if doubtful else None,
     )
+
+
+def ocr_note(meta: DocumentMeta, pages: Sequence[int]) -> str:
+    """What a reader must know about a quote from pages OCR read with low confidence."""
+    confidence = {p.page: p.confidence for p in meta.pages}
+    parts = "、".join(
+        f"第{n}页（置信度{confidence[n]:.2f}）" if confidence.get(n) is not None else f"第{n}页" for n in pages
+    )
+    return f"《{meta.title}》{parts}为扫描件的文字识别结果，识别置信度较低：引文可能有识别错误，请核对原件。"
 
 
 @dataclass(frozen=True)

@@ -154,9 +154,9 @@ def compose_answer(
         return with_note(answer, FOREIGN_NOTE.format(n=foreign)) if foreign else answer
     heading = heading_for(question, filters)
     answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
-    first: dict[str, Citation] = {}  # one citation per document (or URL): its first quoted article
+    first: dict[str, Citation] = {}  # one citation per document (or URL, without its #page): its first quote
     for b in bullets:
-        first.setdefault(b.citation.url or b.citation.doc_id, b.citation)
+        first.setdefault((b.citation.url or "").split("#", 1)[0] or b.citation.doc_id, b.citation)
     citations = list(first.values())
     version_notes: list[str] = []
     if document_meta is not None:
@@ -165,7 +165,8 @@ def compose_answer(
         )
     if version_notes:
         answer_zh += "\n- 版本提示：\n" + "\n".join(f" • {n}" for n in version_notes)
-    other_notes = [FOREIGN_NOTE.format(n=foreign)] if foreign else []
+    ocr_notes = list(dict.fromkeys(b.citation.note for b in bullets if b.citation.note))
+    other_notes = ocr_notes + ([FOREIGN_NOTE.format(n=foreign)] if foreign else [])
     if other_notes:
         answer_zh += "\n- 提示：\n" + "\n".join(f" • {n}" for n in other_notes)
     notes = version_notes + other_notes
@@ -219,7 +220,7 @@ def _quote(
                     chunk_id=cand.chunk.id,
                 )
                 continue
-            bullets.append(Bullet(span, citation_for(cand), cand.chunk.id))
+            bullets.append(Bullet(span, citation_for(cand, span), cand.chunk.id))
     return bullets, dropped, skipped_foreign
 
 

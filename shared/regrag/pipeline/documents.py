@@ -25,19 +25,36 @@ def _stored(store: ChunkStore, doc_id: str) -> tuple[DocumentMeta, str]:
 
 
 def document_view(store: ChunkStore, doc_id: str) -> dict[str, Any]:
-    """GET /documents/{doc_id}: the stored text, metadata and every chunk's anchor (article, offsets) with the
-    articles it refers to ("依照本法第二十条": offsets in `text` and the chunk that article starts in)."""
+    """GET /documents/{doc_id}: the stored text, metadata and every chunk's anchor (article, offsets, pages) with
+    the articles it refers to ("依照本法第二十条": offsets in `text` and the chunk that article starts in); for
+    PDFs and scans, where each page lies in `text` and how it was read (`pages_view`)."""
     meta, text = _stored(store, doc_id)
     chunks = store.document_chunks(doc_id)
     first_part = {c.article: c.id for c in chunks if c.kind == "article" and c.part == 0}
+    hidden = ("provenance", "pages")  # pages: see "pages" below
     return {
         "doc_id": doc_id,
-        "metadata": {k: v for k, v in meta.to_dict().items() if k != "provenance"},
+        "metadata": {k: v for k, v in meta.to_dict().items() if k not in hidden},
         "provenance": meta.provenance,
         # parent laws, implementing rules and repealed texts the texts state, resolved to stored documents
         "links": links.related(meta, store.list_documents()),
         "text": text,
+        "pages": pages_view(meta),
         "anchors": [_anchor(c, first_part) for c in chunks],
+    }
+
+
+def pages_view(meta: DocumentMeta) -> dict[str, Any]:
+    """The page map of a PDF or scan: each page's [start, end) in the stored text, whether OCR read it, its mean
+    OCR confidence and its OCR lines ([start, end, x0, y0, x1, y1 in thousandths of the page, confidence]);
+    the OCR engine; the pages OCR'd and those under the confidence threshold. Empty lists for other formats."""
+    return {
+        "count": len(meta.pages),
+        "ocr_engine": meta.ocr_engine,
+        "ocr_pages": [p.page for p in meta.pages if p.ocr],
+        "low_confidence_pages": list(meta.low_confidence_pages),
+        "confidence": {str(p.page): round(p.confidence, 4) for p in meta.pages if p.confidence is not None},
+        "spans": [p.to_dict() for p in meta.pages],
     }
 
 
@@ -51,6 +68,7 @@ def _anchor(chunk: Chunk, first_part: dict[str, str]) -> dict[str, Any]:
         "heading_path": list(chunk.heading_path),
         "start": chunk.start,
         "end": chunk.end,
+        "pages": list(chunk.pages),
         # the link covers the article number alone, not its scope (本法) or paragraph (第二款)
         "references": [
             {
