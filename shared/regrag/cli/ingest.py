@@ -19,7 +19,7 @@ from regrag import handlers
 from regrag.pipeline.ingest import INGEST_VERSION, SIDECAR_SUFFIX, IngestResult
 from regrag.services import Services
 
-SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
+SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx", ".png", ".jpg", ".jpeg", ".tif", ".tiff")
 _MANIFEST_DROP = ("file", "chars", "articles")
 
 
@@ -133,6 +133,7 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
     chunks = 0
     failed: list[dict[str, Any]] = []
     corrected: dict[str, tuple[str, ...]] = {}
+    scanned: dict[str, IngestResult] = {}  # doc id → the result of a document with OCR'd pages
     started = time.perf_counter()
     for up in uploads:
         status, result, problems = _ingest_one(services, up, force=args.force)
@@ -141,6 +142,8 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
         failed += problems
         if result is not None and result.doc_id and result.date_warnings:
             corrected[result.doc_id] = result.date_warnings
+        if result is not None and result.doc_id and result.ocr_pages:
+            scanned[result.doc_id] = result
         progress.step(up.name)
     pruned = _prune(services, uploads, args.corpus) if args.prune else []
     summary = {
@@ -150,6 +153,8 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
         "pruned": len(pruned),
         # documents whose dates the text corrected or contradicted (regrag audit lists every one in the index)
         "dates_corrected": len(corrected),
+        # scans: documents and pages OCR read, and the OCR'd pages under REGRAG_OCR_LOW_CONFIDENCE, per document
+        "ocr": ocr_summary(scanned),
         "seconds": round(time.perf_counter() - started, 1),
         "dead_letters": len(services.bus.dead_letters) if services.bus is not None else 0,
         "index": services.store.stats(),
@@ -162,7 +167,21 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
     for doc_id, warnings in corrected.items():
         for warning in warnings:
             print(f"dates: {doc_id}: {warning}", file=sys.stderr)
+    for doc_id, result in scanned.items():
+        if result.low_confidence_pages:
+            pages = ", ".join(map(str, result.low_confidence_pages))
+            print(f"ocr: {doc_id}: low confidence on page(s) {pages}: check them against the scan", file=sys.stderr)
     return 0 if counts["failed"] == 0 else 2
+
+
+def ocr_summary(scanned: dict[str, IngestResult]) -> dict[str, Any]:
+    """{documents, pages, engines, low_confidence: {doc_id: [pages]}} of the documents OCR read in this run."""
+    return {
+        "documents": len(scanned),
+        "pages": sum(len(r.ocr_pages or ()) for r in scanned.values()),
+        "engines": sorted({r.ocr_engine for r in scanned.values() if r.ocr_engine}),
+        "low_confidence": {d: list(r.low_confidence_pages) for d, r in scanned.items() if r.low_confidence_pages},
+    }
 
 
 def _ingest_one(

@@ -446,17 +446,22 @@ function renderAnswer(data, stats) {
         h('span', { class: 'badge article-badge' }, cite.article || '正文'),
         corpusBadges(cite.corpora),
         versionBadge(version, cite.article),
+        pageBadge(cite),
         h('button', {
           type: 'button',
           class: 'link-button copy',
-          onclick: (e) => copyText(`${bullet.span}${cite.marker || ''}`, e.currentTarget),
+          onclick: (e) => copyText(`${bullet.span}${cite.marker || ''}${pageLabel(cite.pages)}`, e.currentTarget),
         }, '复制引文')),
+      ocrNote(cite),
       counterpartNote(cite));
   });
-  const notes = data.notes && data.notes.length
+  // OCR notes stand under the quotes they concern; the rest are about versions
+  const ocrNotes = new Set((data.bullets || []).map((b) => (b.citation || {}).note).filter(Boolean));
+  const versionNotes = (data.notes || []).filter((note) => !ocrNotes.has(note));
+  const notes = versionNotes.length
     ? h('div', { class: 'notes', role: 'note' },
       h('h4', null, '版本提示'),
-      h('ul', null, data.notes.map((note) => h('li', null, note))))
+      h('ul', null, versionNotes.map((note) => h('li', null, note))))
     : null;
   fill(box,
     h('h3', { class: 'answer-title' }, data.title || '检索结果'),
@@ -466,6 +471,31 @@ function renderAnswer(data, stats) {
     notes,
     meta);
   box.hidden = false;
+}
+
+/** （第3页） / （第3–4页） for a quote with pages, '' without (the same label as the answer text). */
+function pageLabel(pages) {
+  if (!pages || !pages.length) return '';
+  const first = Math.min(...pages);
+  const last = Math.max(...pages);
+  return first === last ? `（第${first}页）` : `（第${first}–${last}页）`;
+}
+
+/** The page of a PDF or scan the quote is on: a link that opens the PDF at that page (#page=N) when there is one. */
+function pageBadge(cite) {
+  const label = pageLabel(cite.pages).replace(/[（）]/g, '');
+  if (!label) return null;
+  const cls = `badge page-badge${cite.low_confidence ? ' low-confidence' : ''}`;
+  const url = cite.url && /^https?:\/\//i.test(cite.url) && /#page=\d+$/.test(cite.url) ? cite.url : null;
+  return url
+    ? h('a', { class: cls, href: url, target: '_blank', rel: 'noopener noreferrer', title: '打开原件的这一页' }, label)
+    : h('span', { class: cls }, label);
+}
+
+/** The warning under a quote from a page OCR read with low confidence. */
+function ocrNote(cite) {
+  if (!cite.low_confidence) return null;
+  return h('p', { class: 'ocr-note', role: 'note' }, `⚠ ${cite.note || '引文出自识别置信度较低的扫描页，请核对原件。'}`);
 }
 
 async function copyText(text, button) {
@@ -618,6 +648,8 @@ function articleSection(anchor, text, start, cited, flag, marks) {
     'aria-label': articleLabel(anchor.article, anchor.kind, anchor.part, anchor.parts),
   });
   if (cited) section.append(h('p', { class: 'cited-flag' }, flag));
+  const pages = pageLabel(anchor.pages);
+  if (pages) section.append(h('p', { class: 'page-flag' }, pages.replace(/[（）]/g, '')));
   let offset = start;
   for (const line of text.split('\n')) {
     if (line.trim()) section.append(h('p', null, decorateLine(line, offset, marks, anchor.references || [])));
@@ -646,7 +678,23 @@ function statusBadge(meta) {
 
 const DATE_SOURCES = { text: '依据正文施行条款', sidecar: '依据元数据', 'object-metadata': '依据元数据', inferred: '依据标题下的日期' };
 
-function describeMeta(meta, docId, provenance) {
+/** Rows for a PDF or scan: its pages, which OCR read (and with what), and those read with low confidence. */
+function pageRows(pages) {
+  if (!pages || !pages.count) return [];
+  const rows = [['页数', `${pages.count} 页`]];
+  if (pages.ocr_pages && pages.ocr_pages.length) {
+    const conf = pages.confidence || {};
+    const list = pages.ocr_pages.map((n) => (conf[n] !== undefined ? `第${n}页（${Number(conf[n]).toFixed(2)}）` : `第${n}页`));
+    rows.push(['文字识别', `${list.join('、')}由扫描件识别${pages.ocr_engine ? `（${pages.ocr_engine}）` : ''}`]);
+  }
+  if (pages.low_confidence_pages && pages.low_confidence_pages.length) {
+    rows.push(['识别置信度低', h('span', { class: 'ocr-note' },
+      `⚠ 第${pages.low_confidence_pages.join('、')}页：识别文字可能有误，请核对原件`)]);
+  }
+  return rows;
+}
+
+function describeMeta(meta, docId, provenance, pages) {
   const from = (field) => (provenance && DATE_SOURCES[provenance[field]]) || '';
   const rows = [
     ['效力状态', statusBadge(meta)],
@@ -660,6 +708,7 @@ function describeMeta(meta, docId, provenance) {
     ['文件类别', VOCAB.doc_class[meta.doc_class] || meta.doc_class],
     ['语料库', meta.corpus],
     ['文件编号', docId],
+    ...pageRows(pages),
   ].filter(Boolean);
   const url = meta.source_url && /^https?:\/\//i.test(meta.source_url) ? meta.source_url : null;
   if (url) rows.push(['来源', h('a', { href: url, target: '_blank', rel: 'noopener noreferrer' }, url)]);
@@ -752,7 +801,7 @@ function renderArticle(doc, versions, want) {
 
   $('#article-title').replaceChildren(`《${meta.title || doc.doc_id}》`);
   fill($('#article-path'), path);
-  fill($('#article-body'), describeMeta(meta, doc.doc_id, doc.provenance),
+  fill($('#article-body'), describeMeta(meta, doc.doc_id, doc.provenance, doc.pages),
     linkList(doc.links, want.article), versionList(versions, doc.doc_id, want.article), body);
   $('#article-body').removeAttribute('aria-busy');
   if (first) showInPanel(document.getElementById(`art-${first.id}`));
