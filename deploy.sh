@@ -13,7 +13,8 @@
 # REGRAG_VERTEX_INDEX REGRAG_VERTEX_INDEX_ENDPOINT REGRAG_VERTEX_DEPLOYED_INDEX_ID REGRAG_VERTEX_PUBLIC_HOST;
 # optional: REGRAG_TOPIC_CHUNKED REGRAG_TOPIC_EMBEDDED REGRAG_EMBEDDING_MODEL REGRAG_EMBEDDING_DIMENSION
 # REGRAG_GEMINI_SECRET (a Secret Manager secret id; mounted as GEMINI_API_KEY where the table says gemini)
-# REGRAG_ADMIN_PRINCIPALS (comma-separated emails allowed on query's /admin/ routes; query only).
+# REGRAG_ADMIN_PRINCIPALS (comma-separated emails allowed on query's /admin/ routes; query only)
+# REGRAG_DOCUMENTAI_PROCESSOR REGRAG_DOCUMENTAI_LOCATION (the OCR processor for scans; ingest and reconcile only).
 set -euo pipefail
 
 # In flow order. trigger: bucket (object finalized) | topic:chunked | topic:embedded | http.
@@ -118,6 +119,10 @@ env_vars() {
   [[ -n ${REGRAG_EMBEDDING_DIMENSION:-} ]] && vars+=("REGRAG_EMBEDDING_DIMENSION=$REGRAG_EMBEDDING_DIMENSION")
   if [[ $fn == query && -n ${REGRAG_ADMIN_PRINCIPALS:-} ]]; then
     vars+=("REGRAG_ADMIN_PRINCIPALS=$REGRAG_ADMIN_PRINCIPALS")
+  fi
+  if [[ ($fn == ingest || $fn == reconcile) && -n ${REGRAG_DOCUMENTAI_PROCESSOR:-} ]]; then
+    vars+=("REGRAG_DOCUMENTAI_PROCESSOR=$REGRAG_DOCUMENTAI_PROCESSOR")
+    vars+=("REGRAG_DOCUMENTAI_LOCATION=${REGRAG_DOCUMENTAI_LOCATION:-us}")
   fi
   local var
   for var in "${vars[@]}"; do

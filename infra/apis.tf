@@ -5,6 +5,7 @@ resource "google_project_service" "this" {
     "cloudbuild.googleapis.com",
     "cloudfunctions.googleapis.com",
     "cloudscheduler.googleapis.com",
+    "documentai.googleapis.com",
     "eventarc.googleapis.com",
     "iam.googleapis.com",
     "logging.googleapis.com",

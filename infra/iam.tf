@@ -1,7 +1,8 @@
 # Least privilege. Every grant is on the resource it concerns (a bucket, a topic, the secret, a function's
-# Cloud Run service), except three that have no narrower resource: Eventarc's event receiver role, Vertex AI
-# use (embeddings, index upserts and queries), and the Cloud Storage agent publishing to the transport
-# topics that Eventarc creates for the ingest trigger.
+# Cloud Run service), except four that have no narrower resource: Eventarc's event receiver role, Vertex AI
+# use (embeddings, index upserts and queries), Document AI use (documentai.apiUser: process documents on the
+# processors, nothing else; for ingest, and reconcile, which re-ingests what the index misses), and the Cloud
+# Storage agent publishing to the transport topics that Eventarc creates for the ingest trigger.
 
 locals {
   sa = { for name, account in google_service_account.function : name => "serviceAccount:${account.email}" }
@@ -28,6 +29,7 @@ locals {
   project_grants = merge(
     { for fn in local.event_functions : "${fn}_receives_events" => { role = "roles/eventarc.eventReceiver", fn = fn } },
     { for fn in ["embed", "upsert", "query"] : "${fn}_uses_vertex_ai" => { role = "roles/aiplatform.user", fn = fn } },
+    { for fn in ["ingest", "reconcile"] : "${fn}_uses_document_ai" => { role = "roles/documentai.apiUser", fn = fn } },
   )
 
   # Who may invoke which function (roles/run.invoker on its Cloud Run service). Only query is for people;

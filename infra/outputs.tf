@@ -18,6 +18,10 @@ output "vertex_public_host" {
   value = google_vertex_ai_index_endpoint.chunks.public_endpoint_domain_name
 }
 
+output "documentai_processor" {
+  value = google_document_ai_processor.ocr.id
+}
+
 # `eval "$(terraform -chdir=infra output -raw deploy_env)"` before ./deploy.sh
 output "deploy_env" {
   value = join("\n", [
@@ -33,6 +37,8 @@ output "deploy_env" {
     "export REGRAG_TOPIC_EMBEDDED=${google_pubsub_topic.embedded.name}",
     "export REGRAG_GEMINI_SECRET=${google_secret_manager_secret.gemini.secret_id}",
     "export REGRAG_ADMIN_PRINCIPALS=${join(",", local.admin_principals)}",
+    "export REGRAG_DOCUMENTAI_PROCESSOR=${google_document_ai_processor.ocr.id}",
+    "export REGRAG_DOCUMENTAI_LOCATION=${var.documentai_location}",
     "",
   ])
 }

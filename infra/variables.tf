@@ -20,6 +20,17 @@ variable "state_bucket" {
   default     = null
 }
 
+variable "documentai_location" {
+  description = "Multi-region of the Document AI OCR processor (us or eu): scans are sent there for OCR."
+  type        = string
+  default     = "us"
+
+  validation {
+    condition     = contains(["us", "eu"], var.documentai_location)
+    error_message = "documentai_location must be us or eu (Document AI processor locations)."
+  }
+}
+
 variable "embedding_dimension" {
   description = "Vector size: 768 for text-embedding-005; gemini-embedding-001 with REGRAG_EMBEDDING_DIMENSION."
   type        = number

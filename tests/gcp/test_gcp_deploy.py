@@ -34,6 +34,8 @@ ENV = {
     "REGRAG_VERTEX_PUBLIC_HOST": "1234.europe-west4-567.vdb.vertexai.goog",
     "REGRAG_GEMINI_SECRET": "regrag-gemini-api-key",
     "REGRAG_ADMIN_PRINCIPALS": "regrag-scheduler@regrag-prod-1234.iam.gserviceaccount.com,ops@example.com",
+    "REGRAG_DOCUMENTAI_PROCESSOR": "projects/regrag-prod-1234/locations/eu/processors/abc123",
+    "REGRAG_DOCUMENTAI_LOCATION": "eu",
 }
 TABLE = ("ingest", "embed", "upsert", "query", "rerank", "compose", "reconcile")
 
@@ -100,6 +102,10 @@ def test_one_deploy_per_function_in_flow_order_with_the_table_settings(dry_run):
         assert env["REGRAG_MODE"] == "gcp" and env["REGRAG_VERTEX_INDEX"] == ENV["REGRAG_VERTEX_INDEX"]
         # the admin principals (a comma-separated list, kept whole) go to query only, which serves /admin/
         assert env.get("REGRAG_ADMIN_PRINCIPALS") == (ENV["REGRAG_ADMIN_PRINCIPALS"] if name == "query" else None)
+        # the OCR processor goes to the functions that parse uploads (ingest, and reconcile when it re-ingests)
+        ocr = name in ("ingest", "reconcile")
+        assert env.get("REGRAG_DOCUMENTAI_PROCESSOR") == (ENV["REGRAG_DOCUMENTAI_PROCESSOR"] if ocr else None)
+        assert env.get("REGRAG_DOCUMENTAI_LOCATION") == ("eu" if ocr else None)
     assert by_name["ingest"]["--trigger-bucket"] == ENV["REGRAG_BUCKET"]
     assert by_name["embed"]["--trigger-topic"] == "regrag-chunked"
     assert by_name["upsert"]["--trigger-topic"] == "regrag-embedded"

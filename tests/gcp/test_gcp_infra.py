@@ -32,6 +32,7 @@ KINDS = {
     },
     "service_accounts.tf": {"google_service_account"},
     "secrets.tf": {"google_secret_manager_secret"},
+    "documentai.tf": {"google_document_ai_processor"},
     "scheduler.tf": {"google_cloud_scheduler_job"},
     "monitoring.tf": {"google_logging_metric", "google_monitoring_alert_policy"},
     "iam.tf": {
@@ -64,6 +65,8 @@ EXPECTED_GRANTS = {
     ("embed", "roles/aiplatform.user", "project"),
     ("upsert", "roles/aiplatform.user", "project"),
     ("query", "roles/aiplatform.user", "project"),
+    ("ingest", "roles/documentai.apiUser", "project"),  # OCR of scans; nothing else of Document AI
+    ("reconcile", "roles/documentai.apiUser", "project"),  # re-ingests what the index misses, scans included
 }
 
 
@@ -179,7 +182,7 @@ def test_grants_are_least_privilege(tf):
     pairs = re.findall(
         r'for fn in (local\.event_functions|\[[^\]]*\]) : "[^"]*" => \{role = "([^"]+)"', local["project_grants"]
     )
-    assert len(pairs) == 2
+    assert len(pairs) == 3
     for functions, role in pairs:
         names = EVENT_FUNCTIONS if functions == "local.event_functions" else re.findall(r'"(\w+)"', functions)
         grants |= {(fn, role, "project") for fn in names}
@@ -264,6 +267,11 @@ def test_the_scheduler_is_the_admin_principal_deploy_sh_passes_to_query(tf):
     )
     outputs = {unquote(n): body for doc in tf.values() for e in doc.get("output", []) for n, body in e.items()}
     assert '"export REGRAG_ADMIN_PRINCIPALS=${join(",", local.admin_principals)}"' in outputs["deploy_env"]["value"]
+    # the OCR processor that infra creates is the one deploy.sh hands to ingest and reconcile
+    exported = outputs["deploy_env"]["value"]
+    assert '"export REGRAG_DOCUMENTAI_PROCESSOR=${google_document_ai_processor.ocr.id}"' in exported
+    processor = blocks(tf, "resource")[("google_document_ai_processor", "ocr")]
+    assert unquote(processor["type"]) == "OCR_PROCESSOR" and processor["location"] == "${var.documentai_location}"
     deploy = (ROOT / "deploy.sh").read_text()
     assert "[[ $fn == query && -n ${REGRAG_ADMIN_PRINCIPALS:-} ]]" in deploy  # tests/gcp/test_gcp_deploy.py runs it
 
