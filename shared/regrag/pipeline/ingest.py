@@ -20,7 +20,7 @@ from regrag.domain.errors import UnsupportedDocument
 from regrag.domain.ids import DOC_ID_RE
 from regrag.domain.messages import DocumentChunked, DocumentDeleted, split_for_publish
 from regrag.domain.models import Chunk, Document, DocumentMeta
-from regrag.domain.ocr import low_confidence_pages
+from regrag.domain.ocr import PageSpan, low_confidence_pages
 from regrag.pipeline import metadata
 from regrag.ports import Blob, BlobStore, OcrEngine, Publisher
 from regrag.text import metadata as infer
@@ -160,7 +160,8 @@ def build_document(
         format=parsed.format,
         encoding=parsed.encoding,
         ingest_version=INGEST_VERSION,
-        pages=parsed.pages,
+        # as stored (boxes in thousandths, confidences rounded), so the metadata compares equal once read back
+        pages=tuple(PageSpan.from_dict(p.to_dict()) for p in parsed.pages),
         ocr_engine=parsed.ocr_engine,
         low_confidence_pages=tuple(low_confidence_pages(parsed.pages, ocr.low_confidence)),
         provenance={**provenance, **dates.provenance},
