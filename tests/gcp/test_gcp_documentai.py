@@ -156,3 +156,44 @@ def test_pages_from_document_reads_pixel_vertices_and_paragraphs_when_there_are_
     )
     (got,) = pages_from_document(docai.Document(text=text, pages=[page]), "documentai:x")
     assert got.lines[0].text == "第一条 内容" and got.lines[0].box == Box(0.1, 0.1, 0.6, 0.12)
+
+
+def test_wiring_builds_document_ai_from_the_settings_and_ingest_stores_its_pages(docai):
+    """REGRAG_OCR=documentai (the GCP default once a processor is named) → DocumentAiOcr on the processor's
+    endpoint; ingest sends it each scanned page and stores the page map, confidences and engine it read."""
+    from regrag.config import Settings
+    from regrag.domain.results import Candidate
+    from regrag.pipeline.citations import citation_for
+    from regrag.pipeline.ingest import OcrOptions, build_document
+    from regrag.ports import Blob
+    from regrag.wiring import models
+
+    settings = Settings.from_env(
+        {
+            "REGRAG_OCR": "documentai",
+            "REGRAG_DOCUMENTAI_PROCESSOR": PROCESSOR,
+            "REGRAG_DOCUMENTAI_LOCATION": "eu",
+            "REGRAG_DOCUMENTAI_EMULATOR_HOST": docai.address,
+            "REGRAG_DOCUMENTAI_TIMEOUT_S": "5",
+        }
+    )
+    ocr = models.build_ocr(settings)
+    assert isinstance(ocr, DocumentAiOcr) and ocr.engine_id == "documentai:ocr123" and ocr.timeout_s == 5
+    before = len(docai.calls)
+    docai.default = [LINES]
+    try:
+        doc = build_document(
+            "docs/scan.pdf", Blob("docs/scan.pdf", pdf(1), 3), None, 800, ocr=OcrOptions(ocr, low_confidence=0.97)
+        )
+    finally:
+        docai.default = None
+    assert docai.calls[before:] == [("ProcessDocument", PROCESSOR)]  # one online request per scanned page
+    meta = doc.meta
+    assert meta.ocr_engine == "documentai:ocr123" and [(p.page, p.ocr) for p in meta.pages] == [(1, True)]
+    assert meta.pages[0].confidence == pytest.approx(0.9625, abs=1e-3)  # the folio (0.90) is not text
+    assert meta.low_confidence_pages == (1,)
+    box = meta.pages[0].lines[0].box
+    assert (box.x0, box.y0) == pytest.approx((0.30, 0.20), abs=1e-3)
+    second = next(c for c in doc.chunks if c.article == "第二条")
+    cite = citation_for(Candidate(second, 1.0), "本条例自发布之日起施行")
+    assert cite.pages == (1,) and cite.low_confidence and "第1页" in (cite.note or "")
