@@ -117,8 +117,8 @@ def test_bad_object_is_acknowledged_and_recorded_without_losing_anything(env):
         assert response.status_code == 200  # acknowledged: redelivery could never succeed
     failures = get_services().failures.list("ingest")
     assert [f["key"] for f in failures] == ["docs/empty.md", "docs/photo.md", "docs/missing.md"]
-    # a PNG is read as an image whatever its name (as PDFs and DOCX are); without OCR it cannot be read
-    assert "empty file" in failures[0]["error"] and "PNG image needs OCR" in failures[1]["error"]
+    # a PNG is read as an image whatever its name (as PDFs and DOCX are); OCR is on, and this one does not decode
+    assert "empty file" in failures[0]["error"] and "unreadable image" in failures[1]["error"]
     assert get_services().store.stats()["chunks"] == before
 
 
