@@ -85,8 +85,9 @@ class Settings:
     relevance_floor: float = field(default=0.45, metadata={"env": "REGRAG_RELEVANCE_FLOOR", "min": 0.0, "max": 1.0})
     dense_floor: float | None = field(default=0.89, metadata={"env": "REGRAG_DENSE_FLOOR"})
     relevance_floor_alone: float = field(default=0.25, metadata={"env": "REGRAG_RELEVANCE_FLOOR_ALONE", "min": 0.0})
-    # second abstention rule (pipeline/abstention.py): confidence less penalties below this → no quotes; 0 = off
-    abstain_below: float = field(default=0.0, metadata={"env": "REGRAG_ABSTAIN_BELOW", "min": 0.0, "max": 1.0})
+    # second abstention rule (pipeline/abstention.py): a named reason and confidence less penalties below this →
+    # no quotes; 0 = off. 0.1: the point of the curve where dev loses no answer (bench/README.md)
+    abstain_below: float = field(default=0.1, metadata={"env": "REGRAG_ABSTAIN_BELOW", "min": 0.0, "max": 1.0})
     quote_floor: float = field(default=0.2, metadata={"env": "REGRAG_QUOTE_FLOOR", "min": 0.0, "max": 1.0})
     # retrieval aids (pipeline/hyde.py, pipeline/questions.py): extra RRF legs, off unless the eval shows a gain.
     # REGRAG_GENERATOR picks their model: gemini (the product; key or Vertex AI as for rerank) or local (the

@@ -56,4 +56,6 @@ def test_each_reason_costs_the_penalty_and_zero_turns_the_rule_off():
     rule = AbstentionRule(below=0.5, penalty=0.1)
     assert rule.score(weak) == pytest.approx(0.25) and rule.abstains(weak) and len(rule.reasons(weak)) == 3
     assert not AbstentionRule(below=0.0).abstains(weak)
+    unsure = Signals(overall=0.1, asks_figure=False, figure_quoted=False, anchor_quoted=True, place_uncovered=False)
+    assert not rule.abstains(unsure)  # low confidence with nothing specific missing: the caution line, not silence
     assert Signals.from_dict(weak.to_dict()) == weak

@@ -56,7 +56,11 @@ class Signals:
 
 @dataclass(frozen=True)
 class AbstentionRule:
-    """Abstain when `overall` less the penalties is below `below` (0 turns the rule off)."""
+    """Abstain when the answer misses something specific the question asks (at least one reason) and `overall`
+    less the penalties is below `below` (0 turns the rule off).
+
+    A reason is required: low confidence alone is common for lay questions that are answered rightly (their
+    words are not the statute's), and withholding those costs more than the caution line already shown."""
 
     below: float = 0.0
     penalty: float = 0.1
@@ -75,7 +79,7 @@ class AbstentionRule:
         return reasons
 
     def abstains(self, s: Signals) -> bool:
-        return self.below > 0 and self.score(s) < self.below
+        return self.below > 0 and bool(self.reasons(s)) and self.score(s) < self.below
 
 
 def signals(

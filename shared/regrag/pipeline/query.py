@@ -136,7 +136,7 @@ def _compose(
     if options.abstention.abstains(seen):
         # the quotes found do not answer: say so, with why; the candidates stay in the response as evidence
         answer = compose.abstention(question, filters)
-        for reason in reasons or ["检索置信度过低"]:
+        for reason in reasons:
             answer = with_note(answer, f"最接近的条文未予引用：{reason}")
         inputs = {**confidence.inputs, "abstained_by": "confidence"}
         return answer, replace(confidence, level="low", inputs=inputs)
