@@ -32,7 +32,7 @@ variable "documentai_location" {
 }
 
 variable "embedding_dimension" {
-  description = "Vector size: 768 for text-embedding-005; gemini-embedding-001 with REGRAG_EMBEDDING_DIMENSION."
+  description = "Vector size: 768 for text-multilingual-embedding-002 (the default); gemini-embedding-001 with REGRAG_EMBEDDING_DIMENSION."
   type        = number
   default     = 768
 }

@@ -162,7 +162,8 @@ class Settings:
     vertex_api_host: str | None = field(default=None, metadata={"env": "REGRAG_VERTEX_API_HOST"})  # default: regional
     vertex_batch_size: int = field(default=100, metadata={"env": "REGRAG_VERTEX_BATCH_SIZE", "min": 1, "max": 1000})
     vertex_timeout_s: float = field(default=20.0, metadata={"env": "REGRAG_VERTEX_TIMEOUT_S", "min": 0.1})
-    embedding_model: str = field(default="text-embedding-005", metadata={"env": "REGRAG_EMBEDDING_MODEL"})
+    # multilingual, evaluated on Chinese (text-embedding-005 is English-only); 768 dims, up to 250 texts a request
+    embedding_model: str = field(default="text-multilingual-embedding-002", metadata={"env": "REGRAG_EMBEDDING_MODEL"})
     embedding_dimension: int = field(default=0, metadata={"env": "REGRAG_EMBEDDING_DIMENSION", "min": 0})  # 0: native
     embed_timeout_s: float = field(default=30.0, metadata={"env": "REGRAG_EMBED_TIMEOUT_S", "min": 0.1})
     embed_max_attempts: int = field(default=5, metadata={"env": "REGRAG_EMBED_MAX_ATTEMPTS", "min": 1, "max": 10})

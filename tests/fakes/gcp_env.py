@@ -217,6 +217,7 @@ def vertex_ports(objects: Any, vector_fake: Any, dim: int = 16, timeout_s: float
     from regrag.adapters.gcp.blobstore import GcsBlobStore
     from regrag.adapters.gcp.chunk_store import GcsChunkStore
     from regrag.adapters.gcp.clients import Endpoint
+    from regrag.adapters.gcp.index_metadata import IndexMetadata
     from regrag.adapters.gcp.lexicon import GcsLexicon
     from regrag.adapters.gcp.search_index import (
         VertexIndex,
@@ -237,4 +238,5 @@ def vertex_ports(objects: Any, vector_fake: Any, dim: int = 16, timeout_s: float
     )
     store = GcsChunkStore(objects, dimension=dim, model_id="test-model")
     lexicon = GcsLexicon(objects) if isinstance(objects, GcsBlobStore) else NoLexicon()
-    return store, VertexVectorIndex(index), VertexLexicalIndex(index, lexicon), dim
+    metadata = IndexMetadata(objects, "", "test-model", dim)
+    return store, VertexVectorIndex(index, metadata), VertexLexicalIndex(index, lexicon), dim

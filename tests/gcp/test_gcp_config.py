@@ -68,7 +68,7 @@ def test_no_placeholder_defaults_and_local_mode_untouched():
     assert local.mode == "local" and local.gcp_project is None and local.bucket is None
     assert all(getattr(local, f) is None for f in ("vertex_index", "vertex_index_endpoint", "vertex_public_host"))
     gcp = Settings.from_env(full_env())
-    assert gcp.embedding_model == "text-embedding-005" and gcp.vertex_batch_size == 100
+    assert gcp.embedding_model == "text-multilingual-embedding-002" and gcp.vertex_batch_size == 100
 
 
 _PROBE = """
@@ -100,7 +100,7 @@ def probe(env: dict[str, str]) -> dict:
 def test_get_app_builds_the_gcp_set_from_env_vars_alone_and_loads_no_google_library(tmp_path):
     out = probe(full_env(REGRAG_DATA_DIR=str(tmp_path)))
     assert out["mode"] == "gcp" and out["store"] == "GcsChunkStore" and out["vectors"] == "VertexVectorIndex"
-    assert out["embedder"] == "vertex:text-embedding-005@768"
+    assert out["embedder"] == "vertex:text-multilingual-embedding-002@768"
     assert out["loaded"] == []  # clients are built on first use; building the services costs no import and no call
 
 

@@ -23,10 +23,10 @@ def test_task_types_model_path_and_model_id(embeddings):
     e.embed_documents(["第一条 为了规范电力供应", "第二条 禁止窃电"])
     e.embed_query("窃电怎么处罚？")
     first, second = embeddings.requests
-    assert first.model == "text-embedding-005" and first.task_types == {"RETRIEVAL_DOCUMENT"}
+    assert first.model == "text-multilingual-embedding-002" and first.task_types == {"RETRIEVAL_DOCUMENT"}
     assert second.task_types == {"RETRIEVAL_QUERY"} and second.texts == ["窃电怎么处罚？"]
     assert first.headers["authorization"].startswith("Bearer ")
-    assert e.model_id == "vertex:text-embedding-005@768" and e.dimension == 768
+    assert e.model_id == "vertex:text-multilingual-embedding-002@768" and e.dimension == 768
 
 
 def test_requests_stay_within_250_texts_and_20000_tokens(embeddings):

@@ -151,7 +151,7 @@ def test_vector_search_index_streams_and_matches_the_embedder(tf):
     config = index["metadata"][0]["config"][0]
     assert config["dimensions"] == "${var.embedding_dimension}"
     assert unquote(config["distance_measure_type"]) == "DOT_PRODUCT_DISTANCE"
-    assert variables["embedding_dimension"]["default"] == 768  # text-embedding-005, the default model
+    assert variables["embedding_dimension"]["default"] == 768  # text-multilingual-embedding-002, the default model
     assert resources[("google_vertex_ai_index_endpoint", "chunks")]["public_endpoint_enabled"] is True
     deployed = resources[("google_vertex_ai_index_endpoint_deployed_index", "chunks")]
     assert deployed["deployed_index_id"] == "${var.deployed_index_id}"

@@ -7,6 +7,8 @@ datapoints, `all_restricts` update masks, batch sizes, one write per chunk per p
 
 from __future__ import annotations
 
+import json
+
 import grpc
 import numpy as np
 import pytest
@@ -276,3 +278,38 @@ def test_an_as_of_day_between_promulgation_and_entry_into_force_finds_the_versio
     assert found("2024-08-01") == {"old"}
     assert found("2024-10-31") == {"old"}
     assert found("2024-11-01") == {"new"}
+
+
+def test_an_index_is_claimed_by_its_first_model_and_refuses_another(vector_fake):
+    from regrag.adapters.gcp.index_metadata import EmbeddingMismatch, IndexMetadata
+
+    objects = MemoryObjects()
+    _, vectors, _, dim = vertex_ports(objects, vector_fake)
+    q = np.ones(dim, dtype=np.float32) / np.sqrt(dim)
+    assert vectors.search(q, Filters(), 3) == []  # an empty index records no model: queries pass
+    assert objects.read_optional("index/embedding.json") is None
+    chunk = make_chunk(make_meta("doc-a"), 1)
+    vectors.upsert([chunk], [q])
+    assert json.loads(objects.read_optional("index/embedding.json").data) == {
+        "model_id": "test-model",
+        "dimension": dim,
+    }
+
+    other = type(vectors)(vectors.index, IndexMetadata(objects, "", "vertex:text-embedding-005@768", 768))
+    for attempt in (lambda: other.search(q, Filters(), 3), lambda: other.upsert([chunk], [q])):
+        with pytest.raises(EmbeddingMismatch, match=r"text-embedding-005.*must not mix"):
+            attempt()
+    same = type(vectors)(vectors.index, IndexMetadata(objects, "", "test-model", dim))
+    assert [h.chunk_id for h in same.search(q, Filters(), 3)] == ["doc-a-c1"]
+
+
+def test_two_first_writers_agree_on_one_claim():
+    from regrag.adapters.gcp.index_metadata import EmbeddingMismatch, IndexMetadata
+
+    objects = MemoryObjects()
+    first, second = IndexMetadata(objects, "p/", "model-a", 8), IndexMetadata(objects, "p/", "model-b", 8)
+    assert second._read() is None  # both saw no record
+    first.check(claim=True)
+    with pytest.raises(EmbeddingMismatch):
+        second._confirmed = False
+        second.check(claim=True)  # its create-only write loses and it compares with the winner's record

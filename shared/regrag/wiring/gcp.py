@@ -39,6 +39,7 @@ def build_gcp_services(settings: Settings) -> Services:
     from regrag.adapters.gcp.chunk_store import GcsChunkStore
     from regrag.adapters.gcp.failures import GcsFailureRecorder
     from regrag.adapters.gcp.feedback import GcsFeedbackStore
+    from regrag.adapters.gcp.index_metadata import IndexMetadata
     from regrag.adapters.gcp.lexicon import GcsLexicon
     from regrag.adapters.gcp.search_index import VertexLexicalIndex, VertexVectorIndex
 
@@ -58,7 +59,7 @@ def build_gcp_services(settings: Settings) -> Services:
         model_id=embedder.model_id,
         cache_s=settings.chunkmap_cache_s,
     )
-    vectors = VertexVectorIndex(index)
+    vectors = VertexVectorIndex(index, IndexMetadata(state, prefix, embedder.model_id, embedder.dimension))
     lexical = VertexLexicalIndex(index, GcsLexicon(state, f"{prefix}lexicon/df.json", settings.lexicon_refresh_s))
     api_key = gemini_api_key(settings)
     hyde = models.build_hyde(settings, embedder, lexical_texts(lexical, store), api_key=api_key)

@@ -1,6 +1,6 @@
 """Vertex AI text embeddings through google-genai (`vertexai=True`), the production twin of E5Embedder.
 
-- Model configurable: `text-embedding-005` (768 dims) by default; `gemini-embedding-001` (3,072 dims, or
+- Model configurable: `text-multilingual-embedding-002` (768 dims, evaluated on Chinese) by default (`text-embedding-005` is English-only); `gemini-embedding-001` (3,072 dims, or
   fewer with `output_dimensionality`). Chunks are embedded with task type RETRIEVAL_DOCUMENT, questions
   with RETRIEVAL_QUERY.
 - Requests stay within the service's limits: at most 250 texts and 20,000 tokens each. Tokens are estimated
@@ -93,7 +93,7 @@ class VertexEmbedder:
         project: str,
         location: str,
         *,
-        model: str = "text-embedding-005",
+        model: str = "text-multilingual-embedding-002",
         output_dimensionality: int | None = None,
         timeout_s: float = 30.0,
         retry: RetryPolicy | None = None,

@@ -37,6 +37,7 @@ import numpy as np
 from regrag import logs
 from regrag.adapters.gcp.clients import Endpoint, api_retry, index_service, match_service
 from regrag.adapters.gcp.errors import translated
+from regrag.adapters.gcp.index_metadata import IndexMetadata
 from regrag.adapters.gcp.lexicon import LexiconSource
 from regrag.adapters.gcp.restricts import datapoint_restricts, query_restricts
 from regrag.adapters.gcp.sparse import Lexicon, SparseVector, document_vector, query_vector
@@ -338,18 +339,26 @@ class VertexIndex:
 
 
 class VertexVectorIndex:
-    """VectorIndex view: dense vectors (and, on write, the sparse half computed with `tokens_of`)."""
+    """VectorIndex view: dense vectors (and, on write, the sparse half computed with `tokens_of`).
 
-    def __init__(self, index: VertexIndex) -> None:
+    `metadata` (index_metadata.IndexMetadata) refuses to write or search with another embedding model than the
+    one the index holds."""
+
+    def __init__(self, index: VertexIndex, metadata: IndexMetadata | None = None) -> None:
         self.index = index
+        self.metadata = metadata
 
     def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray]) -> None:
+        if self.metadata is not None and chunks:
+            self.metadata.check(claim=True)
         self.index.write_dense(chunks, vectors)
 
     def delete(self, chunk_ids: Sequence[str]) -> None:
         self.index.remove(chunk_ids)
 
     def search(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
+        if self.metadata is not None:
+            self.metadata.check(claim=False)
         neighbors = self.index.find(filters, k, dense=vector)
         return [Hit(n.datapoint.datapoint_id, float(n.distance), rank) for rank, n in enumerate(neighbors, 1)]
 
@@ -358,6 +367,8 @@ class VertexVectorIndex:
     ) -> list[Hit]:
         """One FindNeighbors with both halves; the service fuses them (rrf.alpha: 1 dense only, 0 sparse only).
         Scores are reciprocal ranks (the service returns no fused score)."""
+        if self.metadata is not None:
+            self.metadata.check(claim=False)
         sparse = query_vector(tokens, lexicon)
         neighbors = self.index.find(filters, k, dense=vector, sparse=sparse, alpha=alpha)
         return [Hit(n.datapoint.datapoint_id, 1.0 / rank, rank) for rank, n in enumerate(neighbors, 1)]
