@@ -28,7 +28,7 @@ locals {
 
   project_grants = merge(
     { for fn in local.event_functions : "${fn}_receives_events" => { role = "roles/eventarc.eventReceiver", fn = fn } },
-    { for fn in ["embed", "upsert", "query"] : "${fn}_uses_vertex_ai" => { role = "roles/aiplatform.user", fn = fn } },
+    { for fn in ["embed", "upsert", "query", "rerank"] : "${fn}_uses_vertex_ai" => { role = "roles/aiplatform.user", fn = fn } },
     { for fn in ["ingest", "reconcile"] : "${fn}_uses_document_ai" => { role = "roles/documentai.apiUser", fn = fn } },
   )
 

@@ -71,11 +71,14 @@ class Settings:
     rerank_top_n: int = field(default=5, metadata={"env": "REGRAG_RERANK_TOP_N", "min": 1})
     rerank_timeout_s: float = field(default=4.0, metadata={"env": "REGRAG_RERANK_TIMEOUT_S", "min": 0.1})
     gemini_api_key: str | None = field(default=None, repr=False, metadata={"env": "GEMINI_API_KEY", "secret": True})
-    gemini_model: str = field(default="gemini-2.5-flash", metadata={"env": "REGRAG_GEMINI_MODEL"})
+    # a current stable model (gemini-2.5-flash retired on Vertex AI on 2026-10-16; Google's listed replacement is
+    # 3.5 Flash-Lite, available until at least 2027-05): `regrag doctor` checks that it answers before traffic does
+    gemini_model: str = field(default="gemini-3.5-flash-lite", metadata={"env": "REGRAG_GEMINI_MODEL"})
     rerank_cache_size: int = field(default=256, metadata={"env": "REGRAG_RERANK_CACHE_SIZE", "min": 0})
     # where Gemini is reached: the Gemini API (key) unless Vertex AI mode (project, location, service account)
     gemini_base_url: str | None = field(default=None, metadata={"env": "REGRAG_GEMINI_BASE_URL"})
-    gemini_vertex: bool = field(default=False, metadata={"env": "REGRAG_GEMINI_VERTEX"})
+    # None: Vertex AI in GCP mode unless a key (or its secret) is configured; the Gemini API (key) locally
+    gemini_vertex: bool | None = field(default=None, metadata={"env": "REGRAG_GEMINI_VERTEX"})
     gemini_project: str | None = field(default=None, metadata={"env": "REGRAG_GEMINI_PROJECT"})
     gemini_location: str = field(default="global", metadata={"env": "REGRAG_GEMINI_LOCATION"})
     # compose
@@ -210,6 +213,14 @@ class Settings:
     @property
     def failures_path(self) -> Path:
         return self.data_dir / "failures.jsonl"
+
+    @property
+    def gemini_on_vertex(self) -> bool:
+        """Reach Gemini through Vertex AI (service account, no key): REGRAG_GEMINI_VERTEX, else the default for
+        the mode. The Gemini API refuses some regions ("User location is not supported"); Vertex AI does not."""
+        if self.gemini_vertex is not None:
+            return self.gemini_vertex
+        return self.mode == "gcp" and not (self.gemini_api_key or self.gemini_key_ref)
 
     @property
     def ocr_engine(self) -> str:

@@ -107,3 +107,13 @@ def test_get_app_builds_the_gcp_set_from_env_vars_alone_and_loads_no_google_libr
 def test_local_mode_never_loads_google_libraries(tmp_path):
     out = probe({"REGRAG_DATA_DIR": str(tmp_path), "REGRAG_EMBEDDER": "hash", "RERANK": "false"})
     assert out["mode"] == "local" and not [m for m in out["loaded"] if m.startswith(("google", "grpc"))]
+
+
+def test_gemini_goes_through_vertex_ai_on_gcp_unless_a_key_is_configured():
+    # the Gemini API refuses some regions; Vertex AI with the service account needs no key and no secret
+    assert Settings.from_env(full_env()).gemini_on_vertex
+    assert not Settings.from_env(full_env(REGRAG_GEMINI_SECRET="gemini")).gemini_on_vertex
+    assert not Settings.from_env(full_env(GEMINI_API_KEY="k")).gemini_on_vertex
+    assert Settings.from_env(full_env(REGRAG_GEMINI_SECRET="gemini", REGRAG_GEMINI_VERTEX="true")).gemini_on_vertex
+    assert not Settings.from_env({}).gemini_on_vertex  # local mode: the key when one is given
+    assert Settings.from_env(full_env()).gemini_model == "gemini-3.5-flash-lite"

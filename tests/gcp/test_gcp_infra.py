@@ -65,6 +65,7 @@ EXPECTED_GRANTS = {
     ("embed", "roles/aiplatform.user", "project"),
     ("upsert", "roles/aiplatform.user", "project"),
     ("query", "roles/aiplatform.user", "project"),
+    ("rerank", "roles/aiplatform.user", "project"),  # Gemini through Vertex AI, the default (no API key)
     ("ingest", "roles/documentai.apiUser", "project"),  # OCR of scans; nothing else of Document AI
     ("reconcile", "roles/documentai.apiUser", "project"),  # re-ingests what the index misses, scans included
 }

@@ -20,7 +20,7 @@ def gemini_api_key(settings: Settings) -> str | None:
     needs the key and Vertex AI mode is off, the secret named by REGRAG_GEMINI_KEY_REF read from Secret
     Manager: one call per cold start."""
     needs_key = settings.rerank or settings.hyde
-    if settings.gemini_api_key or not settings.gemini_key_ref or not needs_key or settings.gemini_vertex:
+    if settings.gemini_api_key or not settings.gemini_key_ref or not needs_key or settings.gemini_on_vertex:
         return settings.gemini_api_key
     from regrag.adapters.gcp.clients import Endpoint
     from regrag.adapters.gcp.secrets import SecretManagerStore

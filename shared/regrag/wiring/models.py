@@ -128,9 +128,9 @@ def gemini_generator(settings: Settings, key: str | None, timeout_s: float) -> G
 
     return GeminiGenerator(
         settings.gemini_model,
-        api_key=None if settings.gemini_vertex else key,
-        vertexai=settings.gemini_vertex,
-        project=settings.gemini_project,
+        api_key=None if settings.gemini_on_vertex else key,
+        vertexai=settings.gemini_on_vertex,
+        project=settings.gemini_project or settings.gcp_project,
         location=settings.gemini_location,
         base_url=settings.gemini_base_url,
         timeout_s=timeout_s,
@@ -144,7 +144,7 @@ def build_reranker(settings: Settings, api_key: str | None = None) -> Reranker:
     Vertex AI mode (REGRAG_GEMINI_VERTEX) needs no key: the service account's credentials are used.
     """
     key = api_key or settings.gemini_api_key
-    if not settings.rerank or not (key or settings.gemini_vertex):
+    if not settings.rerank or not (key or settings.gemini_on_vertex):
         return RetrievalOrderReranker()
     from regrag.prompts import load_prompt
 
@@ -174,7 +174,7 @@ def build_aid_generator(
         local = ExtractiveGenerator(lexical_search)
         return local, local.model_id
     key = api_key or settings.gemini_api_key
-    if not (key or settings.gemini_vertex):
+    if not (key or settings.gemini_on_vertex):
         raise ConfigError(
             "REGRAG_HYDE / REGRAG_QUESTIONS_INDEX with REGRAG_GENERATOR=gemini need GEMINI_API_KEY or "
             "REGRAG_GEMINI_VERTEX=true (REGRAG_GENERATOR=local selects the deterministic stand-in)"

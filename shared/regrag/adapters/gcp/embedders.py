@@ -1,8 +1,9 @@
 """Vertex AI text embeddings through google-genai (`vertexai=True`), the production twin of E5Embedder.
 
-- Model configurable: `text-multilingual-embedding-002` (768 dims, evaluated on Chinese) by default (`text-embedding-005` is English-only); `gemini-embedding-001` (3,072 dims, or
-  fewer with `output_dimensionality`). Chunks are embedded with task type RETRIEVAL_DOCUMENT, questions
-  with RETRIEVAL_QUERY.
+- Model configurable: `text-multilingual-embedding-002` (768 dims, evaluated on Chinese) by default
+  (`text-embedding-005` is English-only); `gemini-embedding-001` (3,072 dims, or fewer with
+  `output_dimensionality`; one text per request on Vertex AI). Chunks are embedded with task type
+  RETRIEVAL_DOCUMENT, questions with RETRIEVAL_QUERY.
 - Requests stay within the service's limits: at most 250 texts and 20,000 tokens each. Tokens are estimated
   without a tokenizer call: one per CJK character (Chinese runs at 0.6–1 token per character in the
   embedding models' vocabularies) plus one per three other characters, so the estimate errs high.
