@@ -3,15 +3,20 @@
 # requirements.txt, then `gcloud functions deploy`. Infrastructure (buckets, topics, index, service accounts,
 # IAM, scheduler) comes from infra/ (Terraform); see infra/README.md for the order of the steps.
 #
-#   ./deploy.sh [--dry-run] [function ...]     no function: all of them, in flow order
+#   ./deploy.sh [--dry-run] [--skip-doctor] [function ...]     no function: all of them, in flow order
 #
 # --dry-run stages the bundles and prints every gcloud command instead of running it (placeholders such as
 # EVENTARC_SUBSCRIPTION_OF_embed stand for values a real run reads back from gcloud).
+# Before deploying, `python -m regrag.cli doctor` runs here with the functions' settings and this machine's
+# Application Default Credentials: the embedding model and the Gemini model must answer in the chosen region
+# and the index must hold that embedding model's vectors (a retired model would otherwise only show as every
+# answer's rerank falling back). --skip-doctor skips it (e.g. a first deploy before the index endpoint is up).
 #
 # Configuration is the environment, the same variables the functions read (`terraform -chdir=infra output
 # -raw deploy_env` prints them): REGRAG_GCP_PROJECT REGRAG_GCP_REGION REGRAG_BUCKET REGRAG_STATE_BUCKET
 # REGRAG_VERTEX_INDEX REGRAG_VERTEX_INDEX_ENDPOINT REGRAG_VERTEX_DEPLOYED_INDEX_ID REGRAG_VERTEX_PUBLIC_HOST;
 # optional: REGRAG_TOPIC_CHUNKED REGRAG_TOPIC_EMBEDDED REGRAG_EMBEDDING_MODEL REGRAG_EMBEDDING_DIMENSION
+# REGRAG_GEMINI_MODEL REGRAG_GEMINI_LOCATION (Gemini through Vertex AI with the service account by default)
 # REGRAG_GEMINI_SECRET (a Secret Manager secret id; mounted as GEMINI_API_KEY where the table says gemini)
 # REGRAG_ADMIN_PRINCIPALS (comma-separated emails allowed on query's /admin/ routes; query only)
 # REGRAG_DOCUMENTAI_PROCESSOR REGRAG_DOCUMENTAI_LOCATION (the OCR processor for scans; ingest and reconcile only).
@@ -117,6 +122,8 @@ env_vars() {
   )
   [[ -n ${REGRAG_EMBEDDING_MODEL:-} ]] && vars+=("REGRAG_EMBEDDING_MODEL=$REGRAG_EMBEDDING_MODEL")
   [[ -n ${REGRAG_EMBEDDING_DIMENSION:-} ]] && vars+=("REGRAG_EMBEDDING_DIMENSION=$REGRAG_EMBEDDING_DIMENSION")
+  [[ -n ${REGRAG_GEMINI_MODEL:-} ]] && vars+=("REGRAG_GEMINI_MODEL=$REGRAG_GEMINI_MODEL")
+  [[ -n ${REGRAG_GEMINI_LOCATION:-} ]] && vars+=("REGRAG_GEMINI_LOCATION=$REGRAG_GEMINI_LOCATION")
   if [[ $fn == query && -n ${REGRAG_ADMIN_PRINCIPALS:-} ]]; then
     vars+=("REGRAG_ADMIN_PRINCIPALS=$REGRAG_ADMIN_PRINCIPALS")
   fi
@@ -200,13 +207,23 @@ deploy() {
   return 0
 }
 
+# The doctor, with query's settings (it embeds, searches and reranks as query does), before any traffic.
+doctor() {
+  local vars
+  IFS=';' read -r -a vars <<<"$(env_vars query | cut -c4-)"
+  [[ -n ${REGRAG_GEMINI_SECRET:-} ]] && vars+=("REGRAG_GEMINI_SECRET=$REGRAG_GEMINI_SECRET")
+  run env "${vars[@]}" PYTHONPATH="$ROOT/shared" "${PYTHON:-python3}" -m regrag.cli doctor ||
+    die "regrag doctor failed: fix the model, region or index above before deploying (or --skip-doctor)"
+}
+
 main() {
-  local targets=() fn
+  local targets=() fn skip_doctor=0
   for fn in "$@"; do
     case $fn in
     --dry-run) DRY_RUN=1 ;;
+    --skip-doctor) skip_doctor=1 ;;
     -h | --help)
-      sed -n '2,16p' "${BASH_SOURCE[0]}"
+      sed -n '2,22p' "${BASH_SOURCE[0]}"
       exit 0
       ;;
     -*) die "unknown option $fn" ;;
@@ -222,6 +239,7 @@ main() {
   check_env
   TOPIC_CHUNKED=${REGRAG_TOPIC_CHUNKED:-regrag-chunked}
   TOPIC_EMBEDDED=${REGRAG_TOPIC_EMBEDDED:-regrag-embedded}
+  ((skip_doctor)) || doctor
   for fn in "${targets[@]}"; do
     deploy "$fn"
   done

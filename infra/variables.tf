@@ -120,3 +120,9 @@ variable "gemini_secret_id" {
   type        = string
   default     = "regrag-gemini-api-key"
 }
+
+variable "rerank_fallback_alert_percent" {
+  description = "Alert when more than this share (%) of answers in 10 minutes fell back from Gemini rerank."
+  type        = number
+  default     = 20
+}

@@ -145,6 +145,8 @@ def offline_check(command: list[str], config: Path) -> tuple[int, str]:
 @pytest.mark.skipif(shutil.which("gcloud") is None, reason="gcloud is not installed: the offline flag check needs it")
 def test_every_gcloud_command_passes_gcloud_offline_flag_check(dry_run, tmp_path):
     _, commands = dry_run
+    assert commands[0][0] == "env" and commands[0][-1] == "doctor"  # the one command that is not gcloud
+    commands = commands[1:]
     assert all(c[0] == "gcloud" for c in commands)
     with ThreadPoolExecutor(max_workers=3) as pool:
         results = list(pool.map(lambda c: offline_check(c, tmp_path), commands))
@@ -178,7 +180,8 @@ def test_missing_configuration_is_named_all_at_once(tmp_path):
 def test_selected_functions_only(tmp_path):
     result = deploy(tmp_path, "--dry-run", "query")
     assert result.returncode == 0
-    assert [line.split()[3] for line in result.stdout.splitlines()] == ["query"]
+    deploys = [line.split() for line in result.stdout.splitlines() if line.startswith("gcloud functions deploy")]
+    assert [words[3] for words in deploys] == ["query"]
 
 
 def pins(path: Path) -> dict[str, str]:
@@ -207,3 +210,19 @@ def test_bundles_hold_main_regrag_and_a_trimmed_consistent_requirements_txt(dry_
         uses_vertex_index = name in ("upsert", "query")
         assert ("google-cloud-aiplatform" in wanted) == uses_vertex_index, name
     assert re.search(r"^google-genai==", (build / "embed" / "requirements.txt").read_text(), re.M)
+
+
+def test_the_doctor_runs_before_any_deploy_with_querys_settings(dry_run):
+    _, commands = dry_run
+    first_deploy = next(i for i, c in enumerate(commands) if c[:3] == ["gcloud", "functions", "deploy"])
+    doctors = [i for i, c in enumerate(commands) if c[-4:] == ["python3", "-m", "regrag.cli", "doctor"]]
+    assert doctors and doctors[0] < first_deploy
+    env = dict(word.split("=", 1) for word in commands[doctors[0]][1:-4])
+    assert env["REGRAG_MODE"] == "gcp" and env["REGRAG_VERTEX_INDEX"] == ENV["REGRAG_VERTEX_INDEX"]
+    assert env["REGRAG_GEMINI_SECRET"] == ENV["REGRAG_GEMINI_SECRET"] and env["PYTHONPATH"].endswith("/shared")
+
+
+def test_skip_doctor(tmp_path):
+    result = deploy(tmp_path, "--dry-run", "--skip-doctor", "query")
+    assert result.returncode == 0, result.stderr
+    assert "regrag.cli doctor" not in result.stdout

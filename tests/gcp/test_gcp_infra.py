@@ -15,6 +15,8 @@ from typing import Any
 import hcl2
 import pytest
 
+from regrag import logs
+
 ROOT = Path(__file__).resolve().parents[2]
 INFRA = ROOT / "infra"
 FUNCTIONS = ["ingest", "embed", "upsert", "query", "rerank", "compose", "reconcile"]
@@ -303,6 +305,49 @@ def test_the_regression_alert_matches_the_line_the_eval_logs(tf):
     assert policy["notification_channels"] == "${var.alert_notification_channels}"
     apis = resources[("google_project_service", "this")]["for_each"]
     assert "logging.googleapis.com" in apis and "monitoring.googleapis.com" in apis
+
+
+def test_the_rerank_fallback_alert_counts_the_line_each_answer_logs(tf, tmp_path):
+    from regrag.api import endpoints
+    from regrag.api.routes import call
+    from regrag.wiring import build_services
+
+    from conftest import ingest_sample, make_settings
+
+    resources = blocks(tf, "resource")
+    metric = resources[("google_logging_metric", "answers")]
+    lines = [line.strip() for line in unquote(metric["filter"]).splitlines()[1:-1]]
+    assert lines[-1] == f'jsonPayload.message="{endpoints.ANSWERED_MESSAGE}"'
+    assert unquote(metric["label_extractors"]["rerank_status"]) == "EXTRACT(jsonPayload.rerank_status)"
+    query = unquote(resources[("google_monitoring_alert_policy", "rerank_fallback")]["conditions"][0][
+        "condition_prometheus_query_language"][0]["query"])  # fmt: skip
+    assert query.count("logging_googleapis_com:user_regrag_answers") == 2  # the metric's name, PromQL-mapped
+    assert unquote(metric["name"]) == "regrag-answers" and "${var.rerank_fallback_alert_percent}" in query
+    assert variables_of(tf)["rerank_fallback_alert_percent"]["default"] == 20
+
+    # what query logs: one JSON line per answer whose message and rerank_status field the filter reads
+    services = build_services(make_settings(tmp_path))
+    ingest_sample(services, ["nat-reg-0088"])
+    handler = _Capture()
+    logging.getLogger("regrag.api").addHandler(handler)
+    try:
+        status, body = call(endpoints.query, services, {"question": "停电要提前几天通知用户？"})
+    finally:
+        logging.getLogger("regrag.api").removeHandler(handler)
+        services.close()
+    entry = json.loads(logs.JsonFormatter().format(handler.records[-1]))
+    assert status == 200 and entry["message"] == endpoints.ANSWERED_MESSAGE
+    assert entry["rerank_status"] == body["rerank_status"] and "question" not in entry
+
+
+class _Capture(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        if record.getMessage() == "answered":
+            self.records.append(record)
 
 
 def test_terraform_fmt(tmp_path):

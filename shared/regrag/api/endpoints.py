@@ -21,6 +21,7 @@ from regrag.pipeline.rerank import RetrievalOrderReranker, rerank_candidates
 from regrag.services import Services
 
 log = logs.get("api")
+ANSWERED_MESSAGE = "answered"  # the log line per answer that infra/monitoring.tf counts by rerank_status
 
 
 def query(services: Services, body: Any) -> dict[str, Any]:
@@ -33,6 +34,17 @@ def query(services: Services, body: Any) -> dict[str, Any]:
         store=s.store,
         catalog=s.catalog,
         options=s.query_options,
+    )
+    # one line per answer, no question text: what the rerank-fallback metric and alert in infra/ count
+    logs.event(
+        log,
+        logging.INFO,
+        ANSWERED_MESSAGE,
+        query_id=response["query_id"],
+        rerank_status=response["rerank_status"],
+        abstained=response["abstained"],
+        confidence=response["confidence"]["level"],
+        ms=response["timings_ms"]["total"],
     )
     if s.feedback is not None:
         try:

@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     cor.add_argument("--json", action="store_true")
 
     sub.add_parser("prompts", help="list the versioned prompts and which ones are active")
+    sub.add_parser("doctor", help="check that the embedding model, the index and Gemini answer (exit 1 if not)")
     aud = sub.add_parser("audit", help="list documents whose dates the text corrected or contradicted")
     aud.add_argument("--json", action="store_true")
     fb = sub.add_parser("feedback", help="user feedback")
@@ -83,6 +84,7 @@ COMMANDS: dict[str, Callable[[Services, argparse.Namespace], int]] = {
     "ask": commands.cmd_ask,
     "serve": commands.cmd_serve,
     "eval": commands.cmd_eval,
+    "doctor": commands.cmd_doctor,
     "corpora": commands.cmd_corpora,
     "prompts": commands.cmd_prompts,
     "audit": commands.cmd_audit,

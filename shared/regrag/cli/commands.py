@@ -136,3 +136,13 @@ def _audit(services: Services) -> list[dict[str, Any]]:
     from regrag.pipeline.documents import date_audit
 
     return date_audit(services.store)
+
+
+def cmd_doctor(services: Services, args: argparse.Namespace) -> int:
+    """Check that the configured embedding model, index and Gemini model answer; exit 1 if any does not."""
+    from regrag.pipeline.doctor import run_checks
+
+    checks = run_checks(services)
+    for check in checks:
+        print(check.line())
+    return 0 if all(c.ok for c in checks) else 1
