@@ -477,7 +477,7 @@ def test_gemini_settings_come_from_the_environment():
         "regrag-prod",
         "asia-east2",
     )
-    assert s.rerank_cache_size == 0 and s.rerank_timeout_s == 4.0 and s.gemini_model == MODEL
+    assert s.rerank_cache_size == 0 and s.rerank_timeout_s == 6.0 and s.gemini_model == MODEL
     defaults = Settings.from_env({})
     assert (defaults.gemini_base_url, defaults.gemini_on_vertex, defaults.gemini_location) == (None, False, "global")
     assert defaults.rerank_cache_size == 256 and defaults.rerank_top_n == 5
