@@ -22,3 +22,8 @@ locals {
 }
 
 data "google_project" "this" {}
+
+locals {
+  # projects/<number>/locations/<region>/indexEndpoints/<id>: the name the Vertex AI API itself returns
+  index_endpoint_name = "projects/${data.google_project.this.number}/locations/${var.region}/indexEndpoints/${google_vertex_ai_index_endpoint.chunks.name}"
+}

@@ -10,8 +10,10 @@ output "vertex_index" {
   value = google_vertex_ai_index.chunks.id
 }
 
+# The canonical resource name uses the project NUMBER; the resource's `id` uses the project id, a form
+# FindNeighbors has answered NOT_FOUND to (regrag refuses it at start-up).
 output "vertex_index_endpoint" {
-  value = google_vertex_ai_index_endpoint.chunks.id
+  value = local.index_endpoint_name
 }
 
 output "vertex_public_host" {
@@ -30,7 +32,7 @@ output "deploy_env" {
     "export REGRAG_BUCKET=${google_storage_bucket.docs.name}",
     "export REGRAG_STATE_BUCKET=${google_storage_bucket.state.name}",
     "export REGRAG_VERTEX_INDEX=${google_vertex_ai_index.chunks.id}",
-    "export REGRAG_VERTEX_INDEX_ENDPOINT=${google_vertex_ai_index_endpoint.chunks.id}",
+    "export REGRAG_VERTEX_INDEX_ENDPOINT=${local.index_endpoint_name}",
     "export REGRAG_VERTEX_DEPLOYED_INDEX_ID=${var.deployed_index_id}",
     "export REGRAG_VERTEX_PUBLIC_HOST=${google_vertex_ai_index_endpoint.chunks.public_endpoint_domain_name}",
     "export REGRAG_TOPIC_CHUNKED=${google_pubsub_topic.chunked.name}",

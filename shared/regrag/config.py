@@ -153,7 +153,10 @@ class Settings:
         metadata={
             "env": "REGRAG_VERTEX_INDEX_ENDPOINT",
             "gcp": "required",
-            "pattern": r"projects/[^/]+/locations/[^/]+/indexEndpoints/[^/]+",
+            # the canonical name, with the project NUMBER: FindNeighbors has answered NOT_FOUND to the project-id
+            # form, which is what Terraform's `id` attribute gives (infra/outputs.tf builds the number form)
+            "pattern": r"projects/[0-9]+/locations/[^/]+/indexEndpoints/[^/]+",
+            "hint": "use the project number, not the project id (terraform output deploy_env prints it)",
         },
     )
     vertex_deployed_index_id: str | None = field(
@@ -292,7 +295,8 @@ def gcp_problems(values: Mapping[str, Any]) -> list[str]:
     for f in fields(Settings):
         value, pattern = values.get(f.name), f.metadata.get("pattern")
         if pattern and value and not re.fullmatch(pattern, str(value)):
-            problems.append(f"{f.metadata['env']}={value!r}: expected {pattern}")
+            hint = f" ({f.metadata['hint']})" if "hint" in f.metadata else ""
+            problems.append(f"{f.metadata['env']}={value!r}: expected {pattern}{hint}")
     return problems
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PROJECT = "test-project"
+PROJECT_NUMBER = "123456789012"  # the canonical resource names use it (index endpoints: FindNeighbors)
 REGION = "europe-west4"
 
 
@@ -159,7 +160,7 @@ def vertex_names() -> VertexNames:
     suffix = uuid.uuid4().hex[:10]
     return VertexNames(
         f"projects/{PROJECT}/locations/{REGION}/indexes/{suffix}",
-        f"projects/{PROJECT}/locations/{REGION}/indexEndpoints/{suffix}",
+        f"projects/{PROJECT_NUMBER}/locations/{REGION}/indexEndpoints/{suffix}",
         f"regrag_{suffix}",
     )
 

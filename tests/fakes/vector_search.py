@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 import threading
 import urllib.parse
 from collections import deque
@@ -177,6 +178,9 @@ class VectorSearchFake:
         return index
 
     def _deployed(self, endpoint: str, deployed_index_id: str) -> FakeIndex:
+        # as reported of the real service: an endpoint named with the project id, not its number, is not found
+        if not re.fullmatch(r"projects/[0-9]+/locations/[^/]+/indexEndpoints/[^/]+", endpoint):
+            raise Rejected(grpc.StatusCode.NOT_FOUND, f"IndexEndpoint {endpoint} not found")
         name = self.deployments.get((endpoint, deployed_index_id))
         if name is None:
             raise Rejected(grpc.StatusCode.NOT_FOUND, f"deployed index {deployed_index_id} not found on {endpoint}")

@@ -45,7 +45,7 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "REGRAG_BUCKET": "b",
         "REGRAG_STATE_BUCKET": "s",
         "REGRAG_VERTEX_INDEX": "projects/p/locations/l/indexes/1",
-        "REGRAG_VERTEX_INDEX_ENDPOINT": "projects/p/locations/l/indexEndpoints/2",
+        "REGRAG_VERTEX_INDEX_ENDPOINT": "projects/123/locations/l/indexEndpoints/2",
         "REGRAG_VERTEX_DEPLOYED_INDEX_ID": "d",
         "REGRAG_VERTEX_PUBLIC_HOST": "h",
     }

@@ -117,3 +117,11 @@ def test_gemini_goes_through_vertex_ai_on_gcp_unless_a_key_is_configured():
     assert Settings.from_env(full_env(REGRAG_GEMINI_SECRET="gemini", REGRAG_GEMINI_VERTEX="true")).gemini_on_vertex
     assert not Settings.from_env({}).gemini_on_vertex  # local mode: the key when one is given
     assert Settings.from_env(full_env()).gemini_model == "gemini-3.5-flash-lite"
+
+
+def test_the_index_endpoint_must_be_named_with_the_project_number():
+    by_id = "projects/regrag-prod/locations/europe-west4/indexEndpoints/456"
+    with pytest.raises(ConfigError, match=r"REGRAG_VERTEX_INDEX_ENDPOINT=.*use the project number"):
+        Settings.from_env(full_env(REGRAG_VERTEX_INDEX_ENDPOINT=by_id))
+    by_number = "projects/123456789012/locations/europe-west4/indexEndpoints/456"
+    assert Settings.from_env(full_env(REGRAG_VERTEX_INDEX_ENDPOINT=by_number)).vertex_index_endpoint == by_number

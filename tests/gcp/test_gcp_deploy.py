@@ -29,7 +29,7 @@ ENV = {
     "REGRAG_BUCKET": "regrag-prod-1234-docs",
     "REGRAG_STATE_BUCKET": "regrag-prod-1234-state",
     "REGRAG_VERTEX_INDEX": "projects/regrag-prod-1234/locations/europe-west4/indexes/123",
-    "REGRAG_VERTEX_INDEX_ENDPOINT": "projects/regrag-prod-1234/locations/europe-west4/indexEndpoints/456",
+    "REGRAG_VERTEX_INDEX_ENDPOINT": "projects/987654321098/locations/europe-west4/indexEndpoints/456",
     "REGRAG_VERTEX_DEPLOYED_INDEX_ID": "regrag_chunks",
     "REGRAG_VERTEX_PUBLIC_HOST": "1234.europe-west4-567.vdb.vertexai.goog",
     "REGRAG_GEMINI_SECRET": "regrag-gemini-api-key",

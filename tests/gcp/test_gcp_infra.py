@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -348,6 +349,19 @@ class _Capture(logging.Handler):
     def emit(self, record):
         if record.getMessage() == "answered":
             self.records.append(record)
+
+
+def test_the_index_endpoint_is_exported_with_the_project_number(tf):
+    from regrag.config import Settings
+
+    locals_ = {unquote(k): v for doc in tf.values() for entry in doc.get("locals", []) for k, v in entry.items()}
+    name = unquote(locals_["index_endpoint_name"])
+    assert name.startswith("projects/${data.google_project.this.number}/locations/${var.region}/indexEndpoints/")
+    outputs = {unquote(k): v for doc in tf.values() for e in doc.get("output", []) for k, v in e.items()}
+    assert outputs["vertex_index_endpoint"]["value"] == "${local.index_endpoint_name}"
+    assert "export REGRAG_VERTEX_INDEX_ENDPOINT=${local.index_endpoint_name}" in str(outputs["deploy_env"]["value"])
+    pattern = next(f for f in fields(Settings) if f.name == "vertex_index_endpoint").metadata["pattern"]
+    assert re.fullmatch(pattern, "projects/123456789012/locations/europe-west4/indexEndpoints/456")
 
 
 def test_terraform_fmt(tmp_path):

@@ -313,3 +313,13 @@ def test_two_first_writers_agree_on_one_claim():
     with pytest.raises(EmbeddingMismatch):
         second._confirmed = False
         second.check(claim=True)  # its create-only write loses and it compares with the winner's record
+
+
+def test_the_fake_like_the_service_does_not_find_an_endpoint_named_with_the_project_id(vector_fake):
+    names = gcp_env.vertex_names()
+    by_id = names.endpoint.replace(gcp_env.PROJECT_NUMBER, gcp_env.PROJECT)
+    vector_fake.add_index(names.index, 4, by_id, names.deployed_index_id)
+    client = clients.match_service(Endpoint(vector_fake.address, plaintext=True))
+    request = v1.FindNeighborsRequest(index_endpoint=by_id, deployed_index_id=names.deployed_index_id)
+    with pytest.raises(gexc.NotFound):
+        client.find_neighbors(request=request, metadata=[("x-goog-request-params", f"index_endpoint={by_id}")])

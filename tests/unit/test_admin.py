@@ -104,7 +104,7 @@ def test_admin_principals_setting_is_a_list_of_emails():
         "REGRAG_BUCKET": "b",
         "REGRAG_STATE_BUCKET": "s",
         "REGRAG_VERTEX_INDEX": "projects/p/locations/l/indexes/1",
-        "REGRAG_VERTEX_INDEX_ENDPOINT": "projects/p/locations/l/indexEndpoints/2",
+        "REGRAG_VERTEX_INDEX_ENDPOINT": "projects/123/locations/l/indexEndpoints/2",
         "REGRAG_VERTEX_DEPLOYED_INDEX_ID": "d",
         "REGRAG_VERTEX_PUBLIC_HOST": "h",
     }

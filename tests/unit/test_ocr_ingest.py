@@ -208,7 +208,7 @@ def test_settings_pick_the_engine_per_mode_and_parse_the_limits():
         "REGRAG_BUCKET": "b",
         "REGRAG_STATE_BUCKET": "s",
         "REGRAG_VERTEX_INDEX": "projects/p/locations/l/indexes/1",
-        "REGRAG_VERTEX_INDEX_ENDPOINT": "projects/p/locations/l/indexEndpoints/2",
+        "REGRAG_VERTEX_INDEX_ENDPOINT": "projects/123/locations/l/indexEndpoints/2",
         "REGRAG_VERTEX_DEPLOYED_INDEX_ID": "d",
         "REGRAG_VERTEX_PUBLIC_HOST": "h",
     }
