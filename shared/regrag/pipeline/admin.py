@@ -21,7 +21,15 @@ REGRESSION_POINTS = 0.03  # an nDCG@10 drop larger than 3 points is an ERROR a l
 # The alert's log-based metric (infra/monitoring.tf) matches this message exactly; tests/gcp/test_gcp_infra.py
 # checks the two agree, so change both together.
 REGRESSION_MESSAGE = "eval regression: nDCG@10 dropped by more than 3 points"
+# The Google ID token an admin call carries (Cloud Scheduler's OIDC token for the scheduled jobs, or an
+# operator's `gcloud auth print-identity-token --include-email`), in one place:
+# - audience: the called service's run.app URL. Cloud Run checks it; infra/scheduler.tf sets each job's
+#   `oidc_token.audience` to its target's URI (tests/gcp/test_gcp_infra.py checks they agree);
+# - issuer: one of GOOGLE_ISSUERS; signature and expiry: checked by Cloud Run, which forwards the token with
+#   its signature removed (caller_email explains why it is not re-verified here);
+# - the claims read here: ADMIN_CLAIMS, `email` (the service account for Scheduler) and `email_verified`.
 GOOGLE_ISSUERS = frozenset({"https://accounts.google.com", "accounts.google.com"})
+ADMIN_CLAIMS = ("iss", "email", "email_verified")
 _QUESTIONS_RE = re.compile(r"^[A-Za-z0-9._/-]+\.jsonl$")
 
 
