@@ -85,6 +85,9 @@ class VectorSearchFake:
         self.deployments: dict[tuple[str, str], str] = {}
         self.requests: list[tuple[str, Any]] = []
         self._failures: deque[tuple[str, grpc.StatusCode]] = deque()
+        # read-after-write delay: a datapoint upserted becomes readable after this many ReadIndexDatapoints calls
+        self.read_delay_calls = 0
+        self._unreadable: dict[str, int] = {}
         self._lock = threading.RLock()
         self._server: grpc.Server | None = None
         self.address = ""
@@ -244,6 +247,8 @@ class VectorSearchFake:
                 if masked and dp.datapoint_id not in index.datapoints:
                     raise Rejected(grpc.StatusCode.NOT_FOUND, f"datapoint {dp.datapoint_id} not found (assumed)")
             for dp in request.datapoints:
+                if not masked and self.read_delay_calls:
+                    self._unreadable[dp.datapoint_id] = self.read_delay_calls
                 if masked:
                     stored = index.datapoints[dp.datapoint_id]
                     stored.restricts = list(dp.restricts)
@@ -359,5 +364,9 @@ class VectorSearchFake:
         self._routed(metadata, "index_endpoint", request.index_endpoint)
         with self._lock:
             index = self._deployed(request.index_endpoint, request.deployed_index_id)
-            found = [copy.deepcopy(index.datapoints[i]) for i in request.ids if i in index.datapoints]
+            for i in request.ids:
+                if self._unreadable.get(i, 0) > 0:
+                    self._unreadable[i] -= 1
+            visible = [i for i in request.ids if i in index.datapoints and self._unreadable.get(i, 0) <= 0]
+            found = [copy.deepcopy(index.datapoints[i]) for i in visible]
         return v1.ReadIndexDatapointsResponse(datapoints=found)

@@ -8,6 +8,8 @@ datapoints, `all_restricts` update masks, batch sizes, one write per chunk per p
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import grpc
 import numpy as np
@@ -323,3 +325,40 @@ def test_the_fake_like_the_service_does_not_find_an_endpoint_named_with_the_proj
     request = v1.FindNeighborsRequest(index_endpoint=by_id, deployed_index_id=names.deployed_index_id)
     with pytest.raises(gexc.NotFound):
         client.find_neighbors(request=request, metadata=[("x-goog-request-params", f"index_endpoint={by_id}")])
+
+
+def test_a_refresh_waits_out_the_read_after_write_delay(vector_fake, monkeypatch):
+    from regrag.adapters.gcp import assumptions
+
+    monkeypatch.setattr(assumptions, "READ_RETRY_DELAYS_S", (0.01, 0.01, 0.01, 0.01))
+    _, vectors, _, dim = vertex_ports(MemoryObjects(), vector_fake)
+    meta = make_meta("doc-a")
+    chunk = make_chunk(meta, 1)
+    vector_fake.read_delay_calls = 3  # readable on the 4th read: within the retries
+    vectors.upsert([chunk], [np.ones(dim, dtype=np.float32)])
+    later = replace(chunk, meta=replace(meta, effective_to="2030-01-01"))
+    vectors.refresh_metadata([later])
+    assert [h.chunk_id for h in vectors.search(np.ones(dim, dtype=np.float32), Filters(as_of="2031-01-01"), 3)] == []
+
+
+def test_a_datapoint_still_unreadable_is_an_unavailable_error_never_a_silent_skip(vector_fake, monkeypatch):
+    from regrag.adapters.gcp import assumptions
+
+    monkeypatch.setattr(assumptions, "READ_RETRY_DELAYS_S", (0.01, 0.01))
+    _, vectors, _, dim = vertex_ports(MemoryObjects(), vector_fake)
+    meta = make_meta("doc-a")
+    chunk = make_chunk(meta, 1)
+    vector_fake.read_delay_calls = 50
+    vectors.upsert([chunk], [np.ones(dim, dtype=np.float32)])
+    with pytest.raises(Unavailable, match="not readable yet") as err:
+        vectors.refresh_metadata([replace(chunk, meta=replace(meta, effective_to="2030-01-01"))])
+    assert err.value.details["missing"] == [chunk.id]
+
+
+def test_every_assumption_names_where_it_is_relied_on_and_what_happens_if_it_fails():
+    from regrag.adapters.gcp import assumptions
+
+    for a in assumptions.ALL:
+        module = a.relied_on_in.split()[0]
+        assert (Path(__file__).parents[2] / "shared" / "regrag" / module).exists(), a.name
+        assert a.statement and a.if_it_fails

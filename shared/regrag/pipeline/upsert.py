@@ -61,9 +61,12 @@ def upsert_chunks(
         return UpsertResult("stale", meta.doc_id)
     meta = versions.predecessor(meta, store)
     put = store.put_part(meta, message.text, message.chunks, message.part, message.parts)
-    relinked = list(dict.fromkeys([*put.relinked, *versions.later_links(put.meta, store)]))
     stored = store.get_document(meta.doc_id)
     linked = stored[0] if stored else put.meta  # later_links may have linked a successor to this version
+    # the predecessor is refreshed on every delivery, not only the one that linked it: a refresh that could not
+    # finish (datapoints not yet readable) raised, and the redelivery must do it again
+    predecessor = [linked.supersedes] if linked.supersedes else []
+    relinked = list(dict.fromkeys([*put.relinked, *versions.later_links(put.meta, store), *predecessor]))
     chunks = [replace(c, meta=linked) for c in message.chunks]  # carry version links into the restricts
     vectors.upsert(chunks, list(message.vectors))
     tokens = [chunk_tokens(c) for c in chunks]

@@ -35,13 +35,14 @@ from typing import Any
 import numpy as np
 
 from regrag import logs
+from regrag.adapters.gcp import assumptions
 from regrag.adapters.gcp.clients import Endpoint, api_retry, index_service, match_service
 from regrag.adapters.gcp.errors import translated
 from regrag.adapters.gcp.index_metadata import IndexMetadata
 from regrag.adapters.gcp.lexicon import LexiconSource
 from regrag.adapters.gcp.restricts import datapoint_restricts, query_restricts
 from regrag.adapters.gcp.sparse import Lexicon, SparseVector, document_vector, query_vector
-from regrag.domain.errors import InvalidInput
+from regrag.domain.errors import InvalidInput, Unavailable
 from regrag.domain.lexical import Bm25Params
 from regrag.domain.models import Chunk, Filters, Hit
 
@@ -205,6 +206,28 @@ class VertexIndex:
             found.update({p.datapoint_id: p for p in response.datapoints})
         return found
 
+    def _read_after_write(self, ids: Sequence[str]) -> dict[str, Any]:
+        """Every datapoint of `ids`, waiting out the read-after-write delay (assumptions.READ_AFTER_WRITE).
+
+        The ids come from the chunk map, which is written before the vectors: a datapoint that is still missing
+        after the retries was written by an upsert not yet visible (or still in flight), so this raises
+        Unavailable and the event is redelivered, rather than leaving an older version's dates unchanged."""
+        found = self.read(ids)
+        for delay in assumptions.READ_RETRY_DELAYS_S:
+            missing = [i for i in ids if i not in found]
+            if not missing:
+                return found
+            time.sleep(delay)
+            found.update(self.read(missing))
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise Unavailable(
+                f"{len(missing)} datapoints are not readable yet (e.g. {missing[:3]}): their restricts cannot be "
+                "refreshed now; the event will be retried",
+                details={"missing": missing[:20]},
+            )
+        return found
+
     def write_dense(self, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray]) -> None:
         """Upsert complete datapoints: the given vectors, the sparse half from `tokens_of`, the restricts."""
         if len(chunks) != len(vectors):
@@ -273,13 +296,11 @@ class VertexIndex:
             pending.append((chunk, restricts))
         if not pending:
             return
-        existing = self.read([c.id for c, _ in pending])
+        existing = self._read_after_write([c.id for c, _ in pending])
         points = []
         now = time.monotonic()
         for chunk, restricts in pending:
-            old = existing.get(chunk.id)
-            if old is None:
-                continue  # not in the index: nothing to refresh
+            old = existing[chunk.id]
             sparse = (
                 SparseVector(tuple(old.sparse_embedding.dimensions), tuple(old.sparse_embedding.values))
                 if old.sparse_embedding and old.sparse_embedding.dimensions
