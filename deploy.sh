@@ -25,14 +25,17 @@ set -euo pipefail
 # In flow order. trigger: bucket (object finalized) | topic:chunked | topic:embedded | http.
 # retry: event functions only (failed events are redelivered, then dead-lettered after 5 attempts).
 # ingress: internal = only Google services and the VPC reach it (Eventarc and Pub/Sub count as internal).
+# rerank and compose take `all` ingress because query calls them at their run.app URLs without a VPC; every
+# call still needs an ID token of an invoker, and query's service account is their only one (infra/iam.tf).
+# They deploy before query, which is given their URLs (REGRAG_RERANK_URL, REGRAG_COMPOSE_URL).
 # function   trigger         memory  timeout  retry  service account     secrets  ingress
 readonly FUNCTIONS_TABLE="
 ingest       bucket          1Gi     300s     yes    regrag-ingest       -        internal
 embed        topic:chunked   512Mi   300s     yes    regrag-embed        -        internal
 upsert       topic:embedded  1Gi     300s     yes    regrag-upsert       -        internal
+rerank       http            512Mi   30s      no     regrag-rerank       gemini   all
+compose      http            512Mi   30s      no     regrag-compose      -        all
 query        http            1Gi     600s     no     regrag-query        gemini   all
-rerank       http            512Mi   30s      no     regrag-rerank       gemini   internal
-compose      http            512Mi   30s      no     regrag-compose      -        internal
 reconcile    http            1Gi     900s     no     regrag-reconcile    -        all
 "
 readonly RUNTIME=python311 # the interpreter the tests run on (3.11)
@@ -43,6 +46,7 @@ readonly ROOT=$root
 readonly BUILD="${REGRAG_BUILD_DIR:-$ROOT/build}" # where bundles are staged
 DRY_RUN=0
 PROJECT_NUMBER=""
+REMOTE_URLS=()
 exec 3>&1 # dry-run output goes here even from inside $(...)
 
 die() {
@@ -124,6 +128,9 @@ env_vars() {
   [[ -n ${REGRAG_EMBEDDING_DIMENSION:-} ]] && vars+=("REGRAG_EMBEDDING_DIMENSION=$REGRAG_EMBEDDING_DIMENSION")
   [[ -n ${REGRAG_GEMINI_MODEL:-} ]] && vars+=("REGRAG_GEMINI_MODEL=$REGRAG_GEMINI_MODEL")
   [[ -n ${REGRAG_GEMINI_LOCATION:-} ]] && vars+=("REGRAG_GEMINI_LOCATION=$REGRAG_GEMINI_LOCATION")
+  if [[ $fn == query ]]; then
+    vars+=("${REMOTE_URLS[@]}")
+  fi
   if [[ $fn == query && -n ${REGRAG_ADMIN_PRINCIPALS:-} ]]; then
     vars+=("REGRAG_ADMIN_PRINCIPALS=$REGRAG_ADMIN_PRINCIPALS")
   fi
@@ -173,9 +180,23 @@ dead_letter() {
     --member="serviceAccount:service-$number@gcp-sa-pubsub.iam.gserviceaccount.com" --role=roles/pubsub.subscriber
 }
 
+# The URLs of the rerank and compose functions, for query (absent ones are left out: query then does that
+# stage in process).
+remote_urls() {
+  local fn url
+  REMOTE_URLS=()
+  for fn in rerank compose; do
+    url=$(capture "URL_OF_$fn" gcloud functions describe "$fn" --gen2 --region="$REGRAG_GCP_REGION" \
+      --project="$REGRAG_GCP_PROJECT" --format='value(serviceConfig.uri)' 2>/dev/null) || url=""
+    [[ -n $url ]] && REMOTE_URLS+=("REGRAG_${fn^^}_URL=$url")
+  done
+  return 0
+}
+
 deploy() {
   local fn=$1 name trigger memory timeout retry account secrets ingress
   read -r name trigger memory timeout retry account secrets ingress <<<"$(row_of "$fn")"
+  [[ $name == query ]] && remote_urls
   stage "$name"
   local sa="$account@$REGRAG_GCP_PROJECT.iam.gserviceaccount.com"
   local args=(

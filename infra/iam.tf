@@ -34,7 +34,8 @@ locals {
 
   # Who may invoke which function (roles/run.invoker on its Cloud Run service). Only query is for people;
   # event functions are invoked by their own trigger identity, reconcile by Cloud Scheduler, which also calls
-  # query's /admin/eval (an internal identity: people still reach query only through query_invokers).
+  # query's /admin/eval (an internal identity: people still reach query only through query_invokers);
+  # rerank and compose by query alone (REGRAG_RERANK_URL / REGRAG_COMPOSE_URL, with query's ID token).
   query_members = concat(var.query_invokers, var.allow_unauthenticated_query ? ["allUsers"] : [])
   scheduler     = "serviceAccount:${google_service_account.scheduler.email}"
   invokers = merge(
@@ -43,6 +44,8 @@ locals {
     {
       "reconcile:scheduler" = { fn = "reconcile", member = local.scheduler }
       "query:scheduler"     = { fn = "query", member = local.scheduler }
+      "rerank:query"        = { fn = "rerank", member = local.sa["query"] }
+      "compose:query"       = { fn = "compose", member = local.sa["query"] }
     },
   )
 }

@@ -71,6 +71,10 @@ class Settings:
     rerank_top_n: int = field(default=5, metadata={"env": "REGRAG_RERANK_TOP_N", "min": 1})
     # from the measured prompt and answer sizes (infra/README.md "Rerank deadline"): 12 candidates ≈ 3.9 k
     # characters in (median), ≈ 0.7 k out; 4 s left no margin for decoding the reasons
+    # the rerank and compose functions, called by query over HTTP with a Google ID token (unset: in process)
+    rerank_url: str | None = field(default=None, metadata={"env": "REGRAG_RERANK_URL", "pattern": r"https?://\S+"})
+    compose_url: str | None = field(default=None, metadata={"env": "REGRAG_COMPOSE_URL", "pattern": r"https?://\S+"})
+    compose_timeout_s: float = field(default=5.0, metadata={"env": "REGRAG_COMPOSE_TIMEOUT_S", "min": 0.1})
     rerank_timeout_s: float = field(default=6.0, metadata={"env": "REGRAG_RERANK_TIMEOUT_S", "min": 0.1})
     gemini_api_key: str | None = field(default=None, repr=False, metadata={"env": "GEMINI_API_KEY", "secret": True})
     # a current stable model (gemini-2.5-flash retired on Vertex AI on 2026-10-16; Google's listed replacement is

@@ -191,6 +191,15 @@ class Reranker(Protocol):
         ...
 
 
+class Composer(Protocol):
+    """Composes the answer somewhere else (the `compose` function over HTTP): the API body of POST /compose.
+
+    Raises on any failure (unreachable, refused, timed out, malformed); the query path then composes in
+    process and says so in `compose_status`. The body is checked before it is used (every span verbatim)."""
+
+    def compose(self, question: str, candidate_ids: Sequence[str], filters: dict[str, Any]) -> dict[str, Any]: ...
+
+
 @runtime_checkable
 class Generator(Protocol):
     """A text model (Gemini) that answers a prompt with JSON that matches a schema."""

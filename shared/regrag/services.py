@@ -17,6 +17,7 @@ from regrag.pipeline.retrieve import Retriever
 from regrag.ports import (
     BlobStore,
     ChunkStore,
+    Composer,
     Embedder,
     FailureRecorder,
     FeedbackStore,
@@ -51,6 +52,9 @@ class Services:
         caches: name → hit/miss counters of each in-memory cache wiring built (reported by /healthz).
         ocr: the engine ingest reads scanned pages with (RapidOCR locally, Document AI on GCP; REGRAG_OCR), or
             None when OCR is off: scans are then refused. Built lazily: no model or client before the first scan.
+        remote_reranker, composer: the `rerank` and `compose` functions over HTTP (REGRAG_RERANK_URL,
+            REGRAG_COMPOSE_URL), which the query path uses when set; `reranker` stays the in-process one, which
+            the rerank endpoint itself serves with.
     """
 
     settings: Settings
@@ -72,6 +76,8 @@ class Services:
     questions_indexer: QuestionsIndexer | None = None
     caches: Mapping[str, CacheStats] = field(default_factory=dict)
     ocr: OcrEngine | None = None
+    remote_reranker: Reranker | None = None
+    composer: Composer | None = None
 
     def close(self) -> None:
         """Close what holds files or connections open (the local SQLite stores)."""

@@ -37,7 +37,7 @@ ENV = {
     "REGRAG_DOCUMENTAI_PROCESSOR": "projects/regrag-prod-1234/locations/eu/processors/abc123",
     "REGRAG_DOCUMENTAI_LOCATION": "eu",
 }
-TABLE = ("ingest", "embed", "upsert", "query", "rerank", "compose", "reconcile")
+TABLE = ("ingest", "embed", "upsert", "rerank", "compose", "query", "reconcile")  # query after what it calls
 
 
 def deploy(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -115,6 +115,11 @@ def test_one_deploy_per_function_in_flow_order_with_the_table_settings(dry_run):
     for name in ("query", "rerank", "compose", "reconcile"):
         assert "--trigger-http" in by_name[name] and "--retry" not in by_name[name]
         assert "--no-allow-unauthenticated" in by_name[name]  # who may invoke is IAM's job (infra/iam.tf)
+    # query calls rerank and compose at the URLs gcloud reads back (placeholders in a dry run); nobody else does
+    query_env = env_vars(by_name["query"]["--set-env-vars"])
+    assert (query_env["REGRAG_RERANK_URL"], query_env["REGRAG_COMPOSE_URL"]) == ("URL_OF_rerank", "URL_OF_compose")
+    assert all("REGRAG_RERANK_URL" not in env_vars(f["--set-env-vars"]) for n, f in by_name.items() if n != "query")
+    assert by_name["rerank"]["--ingress-settings"] == by_name["compose"]["--ingress-settings"] == "all"
     secrets = {n for n, f in by_name.items() if "--set-secrets" in f}
     assert secrets == {"query", "rerank"}
     assert by_name["query"]["--set-secrets"] == "GEMINI_API_KEY=regrag-gemini-api-key:latest"

@@ -219,12 +219,17 @@ def test_only_query_is_invocable_from_outside_and_only_when_authenticated_unless
     assert "local.query_members" in invokers and '"query"' in invokers
     # query's invokers: the query_invokers (or allUsers when opened on purpose) and the scheduler, nobody else
     assert re.findall(r'fn = "query", member = ([\w.\[\]]+)', invokers) == ["m", "local.scheduler"]
-    assert invokers.count('"query"') == 2  # no other grant on query, in whatever shape
+    # no other grant on query, in whatever shape (the other two: query's own account invoking rerank, compose)
+    assert invokers.count('fn = "query"') == 2 and invokers.count('local.sa["query"]') == 2
     assert re.search(r"for m in local\.query_members : ", invokers)
     assert unquote(local["scheduler"]) == "serviceAccount:${google_service_account.scheduler.email}"
     assert "local.event_functions" in invokers and "local.sa[fn]" in invokers  # own trigger identity
     assert '{fn = "reconcile", member = local.scheduler}' in invokers
-    assert "rerank" not in invokers and "compose" not in invokers
+    # rerank and compose: query's service account and nobody else (query calls them with its ID token)
+    assert re.findall(r'fn = "(rerank|compose)", member = ([\w.\[\]"]+)', invokers) == [
+        ("rerank", 'local.sa["query"]'),
+        ("compose", 'local.sa["query"]'),
+    ]
     variables = variables_of(tf)
     assert variables["allow_unauthenticated_query"]["default"] is False
     assert variables["query_invokers"]["default"] == []

@@ -30,10 +30,11 @@ def query(services: Services, body: Any) -> dict[str, Any]:
     response = query_stage.answer_question(
         requests.parse_query_request(body),
         retriever=s.retriever,
-        reranker=s.reranker,
+        reranker=s.remote_reranker or s.reranker,
         store=s.store,
         catalog=s.catalog,
         options=s.query_options,
+        composer=s.composer,
     )
     # one line per answer, no question text: what the rerank-fallback metric and alert in infra/ count
     logs.event(
@@ -42,6 +43,7 @@ def query(services: Services, body: Any) -> dict[str, Any]:
         ANSWERED_MESSAGE,
         query_id=response["query_id"],
         rerank_status=response["rerank_status"],
+        compose_status=response["compose_status"],
         abstained=response["abstained"],
         confidence=response["confidence"]["level"],
         ms=response["timings_ms"]["total"],

@@ -107,6 +107,14 @@ class Citation:
         data["marker"] = self.marker
         return data
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Citation:
+        """The citation from its `to_dict` form (an answer composed by the remote `compose` function)."""
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["corpora"] = tuple(known.get("corpora") or ())
+        known["pages"] = tuple(int(p) for p in known.get("pages") or ())
+        return cls(**known)
+
 
 @dataclass(frozen=True)
 class Bullet:
@@ -128,6 +136,10 @@ class Bullet:
             "text": self.render(),
             "citation": self.citation.to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Bullet:
+        return cls(str(data["span"]), Citation.from_dict(data["citation"]), str(data["chunk_id"]))
 
 
 @dataclass(frozen=True)
@@ -153,3 +165,17 @@ class Answer:
             "abstained": self.abstained,
             "dropped_spans": self.dropped_spans,
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], chinese_ratio: float = 0.0) -> Answer:
+        """The answer from its API form; KeyError / TypeError / ValueError when it is not one."""
+        return cls(
+            answer_zh=str(data["answer_zh"]),
+            title=str(data["title"]),
+            bullets=tuple(Bullet.from_dict(b) for b in data["bullets"]),
+            citations=tuple(Citation.from_dict(c) for c in data["citations"]),
+            abstained=bool(data["abstained"]),
+            dropped_spans=int(data.get("dropped_spans", 0)),
+            chinese_ratio=chinese_ratio,
+            notes=tuple(str(n) for n in data.get("notes", ())),
+        )

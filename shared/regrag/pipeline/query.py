@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from regrag import logs
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import DocumentMeta, Filters
 from regrag.domain.results import Answer, Candidate, Citation
 from regrag.pipeline import abstention, compose, temporal
 from regrag.pipeline.abstention import AbstentionRule
 from regrag.pipeline.catalog import CorpusCatalog
-from regrag.pipeline.compose import RelevanceFloor, compose_answer, question_keywords, with_caution, with_note
+from regrag.pipeline.compose import (
+    RelevanceFloor,
+    chinese_ratio,
+    compose_answer,
+    question_keywords,
+    with_caution,
+    with_note,
+)
 from regrag.pipeline.confidence import Confidence, assess
 from regrag.pipeline.documents import structure_context
 from regrag.pipeline.filters import parse_filters
@@ -22,7 +31,9 @@ from regrag.pipeline.requests import QueryRequest
 from regrag.pipeline.rerank import STATUS_SKIPPED, rerank_candidates
 from regrag.pipeline.retrieve import Retrieval, Retriever
 from regrag.pipeline.version_diff import Article, articles_of, counterpart
-from regrag.ports import ChunkStore, Reranker
+from regrag.ports import ChunkStore, Composer, Reranker
+
+log = logs.get("query")
 
 
 @dataclass(frozen=True)
@@ -48,8 +59,10 @@ def answer_question(
     store: ChunkStore,
     catalog: CorpusCatalog,
     options: QueryOptions,
+    composer: Composer | None = None,
 ) -> dict[str, Any]:
-    """The whole query path; returns the API response body."""
+    """The whole query path; returns the API response body. `composer`: compose remotely (the `compose`
+    function), in process when it fails."""
     started = time.perf_counter()
     filters, as_of = temporal.resolve_as_of(request.question, request.filters, store.list_documents)
     retrieval = retriever.retrieve_corpora(
@@ -69,7 +82,9 @@ def answer_question(
     timings["rerank"] = _ms(t)
 
     t = time.perf_counter()
-    answer, confidence = _compose(request.question, ranked, retrieval.filters, status, store, options)
+    answer, confidence, compose_status = _compose(
+        request.question, ranked, retrieval.filters, status, store, options, composer
+    )
     when = temporal.note(as_of)
     if when and not answer.abstained:
         answer = with_note(answer, when)
@@ -89,6 +104,7 @@ def answer_question(
         **_response(answer, confidence, ranked, status, retrieval),
         # the day the answer is about and why: a filter, a date the question names, or today
         "temporal": as_of.to_dict(),
+        "compose_status": compose_status,
         "timings_ms": timings,
     }
 
@@ -105,6 +121,10 @@ def _corpora(request: QueryRequest, catalog: CorpusCatalog) -> tuple[str, ...]:
     return corpora
 
 
+COMPOSE_IN_PROCESS = "in_process"
+COMPOSE_REMOTE = "remote"
+
+
 def _compose(
     question: str,
     ranked: Sequence[Candidate],
@@ -112,20 +132,62 @@ def _compose(
     rerank_status: str,
     store: ChunkStore,
     options: QueryOptions,
-) -> tuple[Answer, Confidence]:
-    """Verbatim quotes from the ranked candidates, and how far to trust them (a caution line when low)."""
+    composer: Composer | None = None,
+) -> tuple[Answer, Confidence, str]:
+    """Verbatim quotes from the ranked candidates, how far to trust them (a caution line when low), and where
+    they were composed (compose_status: in_process, remote, or fallback:<reason> to in process)."""
     lookups = StoreLookups(store)
-    answer = compose_answer(
-        question,
-        ranked,
-        filters,
-        source_text=lookups.text,
-        top_n=options.compose_top_n,
-        max_bullets=options.max_bullets,
-        floor=options.floor,
-        document_meta=lookups.meta,
-        counterpart=lookups.counterpart,
-    )
+    answer, status = None, COMPOSE_IN_PROCESS
+    if composer is not None:
+        answer, status = remote_answer(composer, question, ranked[: options.compose_top_n], filters, lookups)
+    if answer is None:
+        answer = compose_answer(
+            question,
+            ranked,
+            filters,
+            source_text=lookups.text,
+            top_n=options.compose_top_n,
+            max_bullets=options.max_bullets,
+            floor=options.floor,
+            document_meta=lookups.meta,
+            counterpart=lookups.counterpart,
+        )
+    answer, confidence = _judge(question, ranked, filters, rerank_status, options, answer)
+    return answer, confidence, status
+
+
+def remote_answer(
+    composer: Composer, question: str, ranked: Sequence[Candidate], filters: Filters, lookups: StoreLookups
+) -> tuple[Answer | None, str]:
+    """The answer the `compose` function made, checked as if it were our own: every span verbatim in the stored
+    text of the document it cites, every bullet from a candidate that was sent. None and the reason otherwise."""
+    try:
+        body = composer.compose(question, [c.chunk.id for c in ranked], filters.to_dict())
+        answer = Answer.from_dict(body, chinese_ratio(str(body.get("answer_zh", ""))))
+    except Exception as exc:  # noqa: BLE001 - any failure of the remote call composes in process instead
+        reason = getattr(exc, "reason", None) or "remote_invalid"
+        logs.event(log, logging.WARNING, "remote compose failed; composing in process", reason=reason, error=str(exc))
+        return None, f"fallback:{reason}"
+    sent = {c.chunk.id for c in ranked}
+    for bullet in answer.bullets:
+        text = lookups.text(bullet.citation.doc_id)
+        if bullet.chunk_id not in sent or text is None or bullet.span not in text:
+            logs.event(
+                log, logging.ERROR, "remote compose returned a quote that is not verbatim", chunk=bullet.chunk_id
+            )
+            return None, "fallback:remote_not_verbatim"
+    return answer, COMPOSE_REMOTE
+
+
+def _judge(
+    question: str,
+    ranked: Sequence[Candidate],
+    filters: Filters,
+    rerank_status: str,
+    options: QueryOptions,
+    answer: Answer,
+) -> tuple[Answer, Confidence]:
+    """Confidence, and the answer-level abstention (pipeline/abstention.py) with a caution line when low."""
     keywords = question_keywords(question)
     confidence = assess(ranked, answer, keywords, rerank_status=rerank_status, dense_floor=options.floor.dense)
     if answer.abstained:

@@ -73,6 +73,7 @@ def build_gcp_services(settings: Settings) -> Services:
     )
     reranker = models.build_reranker(settings, api_key=api_key)
     caches = models.cache_counters(embedder, reranker, hyde)
+    remote_reranker, composer = models.build_remote_stages(settings)
     return Services(
         settings=settings,
         blobs=docs,
@@ -82,6 +83,8 @@ def build_gcp_services(settings: Settings) -> Services:
         vectors=vectors,
         lexical=lexical,
         reranker=reranker,
+        remote_reranker=remote_reranker,
+        composer=composer,
         failures=GcsFailureRecorder(state, f"{prefix}failures/"),
         retriever=retriever,
         query_options=models.query_options_from(settings),

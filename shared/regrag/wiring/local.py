@@ -49,6 +49,7 @@ def build_local_services(settings: Settings) -> Services:
     vector_cache = documents.cache
     caches["document_vectors"] = lambda: {"hits": vector_cache.hits, "misses": vector_cache.misses}
     bus = InProcessBus()
+    remote_reranker, composer = models.build_remote_stages(settings)
     services = Services(
         settings=settings,
         blobs=DiskBlobStore(settings.bucket_path),
@@ -58,6 +59,8 @@ def build_local_services(settings: Settings) -> Services:
         vectors=retriever.vectors,
         lexical=lexical,
         reranker=reranker,
+        remote_reranker=remote_reranker,
+        composer=composer,
         failures=JsonlFailureRecorder(settings.failures_path),
         retriever=retriever,
         query_options=models.query_options_from(settings),

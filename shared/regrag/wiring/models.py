@@ -20,7 +20,7 @@ from regrag.pipeline.query import QueryOptions
 from regrag.pipeline.questions import QuestionsIndexer
 from regrag.pipeline.rerank import LlmReranker, RetrievalOrderReranker
 from regrag.pipeline.retrieve import RetrievalConfig
-from regrag.ports import Embedder, Generator, OcrEngine, QuestionIndex, Reranker
+from regrag.ports import Composer, Embedder, Generator, OcrEngine, QuestionIndex, Reranker
 from regrag.services import CacheStats
 
 if TYPE_CHECKING:
@@ -236,3 +236,22 @@ def cache_counters(embedder: QueryEmbeddingCache, reranker: Reranker, hyde: Hyde
     if hyde is not None:
         caches["hyde"] = hyde.cache.stats
     return caches
+
+
+def build_remote_stages(settings: Settings) -> tuple[Reranker | None, Composer | None]:
+    """The rerank and compose functions over HTTP when their URLs are set (the deployed topology on GCP).
+
+    The remote rerank gets the rerank deadline plus a second for the round trip; the in-process fallbacks
+    (retrieval order, local compose) apply on any failure."""
+    if not (settings.rerank_url or settings.compose_url):
+        return None, None
+    from regrag.adapters.gcp.remote import MetadataIdTokens, RemoteComposer, RemoteReranker
+
+    tokens = MetadataIdTokens()
+    reranker = (
+        RemoteReranker(settings.rerank_url, tokens, settings.rerank_timeout_s + 1.0) if settings.rerank_url else None
+    )
+    composer = (
+        RemoteComposer(settings.compose_url, tokens, settings.compose_timeout_s) if settings.compose_url else None
+    )
+    return reranker, composer
