@@ -149,6 +149,11 @@ class ChunkStore(Protocol):
 
     def document_chunks(self, doc_id: str) -> list[Chunk]: ...
 
+    def corpus_names(self) -> list[str]:
+        """The corpora documents were stored in, sorted (a corpus emptied since may stay listed). Cost independent
+        of how many documents the store holds: the query path asks it to know where to search."""
+        ...
+
     def stats(self) -> dict[str, Any]: ...
 
 

@@ -334,12 +334,15 @@ def test_the_rerank_fallback_alert_counts_the_line_each_answer_logs(tf, tmp_path
     # what query logs: one JSON line per answer whose message and rerank_status field the filter reads
     services = build_services(make_settings(tmp_path))
     ingest_sample(services, ["nat-reg-0088"])
-    handler = _Capture()
-    logging.getLogger("regrag.api").addHandler(handler)
+    handler, api_log = _Capture(), logging.getLogger("regrag.api")
+    level = api_log.level
+    api_log.addHandler(handler)
+    api_log.setLevel(logging.INFO)  # whatever LOG_LEVEL an earlier test configured: the line is INFO
     try:
         status, body = call(endpoints.query, services, {"question": "停电要提前几天通知用户？"})
     finally:
-        logging.getLogger("regrag.api").removeHandler(handler)
+        api_log.removeHandler(handler)
+        api_log.setLevel(level)
         services.close()
     entry = json.loads(logs.JsonFormatter().format(handler.records[-1]))
     assert status == 200 and entry["message"] == endpoints.ANSWERED_MESSAGE

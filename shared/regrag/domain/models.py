@@ -42,6 +42,8 @@ class TitleReference:
 
 
 REPEALS = "repeals"
+SOURCE = "source"  # find_documents(SOURCE_SCOPE, SOURCE, object name): the documents an object produced
+SOURCE_SCOPE = "_source"  # not a corpus: source names are looked up across corpora
 IMPLEMENTS = "implements"
 
 
@@ -144,6 +146,17 @@ class DocumentMeta:
             "title": (self.title_key,) if self.title_key else (),
             REPEALS: tuple(dict.fromkeys(r.key for r in self.titled(REPEALS) if r.key)),
         }
+
+    def index_keys(self) -> list[tuple[str, str, str]]:
+        """(scope, kind, key) rows for ChunkStore.find_documents: the keys() within the document's corpus, and its
+        source object name across corpora (SOURCE_SCOPE), which a delete event names."""
+        rows = [(self.corpus, kind, key) for kind, keys in self.keys().items() for key in keys]
+        if self.source_name:
+            rows.append((SOURCE_SCOPE, SOURCE, self.source_name))
+        return rows
+
+    def has_key(self, kind: str, key: str) -> bool:
+        return self.source_name == key if kind == SOURCE else key in self.keys().get(kind, ())
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ class CorpusCatalog:
         self.store = store
         self.ttl_s = ttl_s
         self._cached: tuple[float, list[dict[str, Any]]] | None = None
+        self._names: tuple[float, list[str]] | None = None
         self._lock = threading.Lock()
 
     def entries(self) -> list[dict[str, Any]]:
@@ -27,9 +28,15 @@ class CorpusCatalog:
             return list(self._cached[1])
 
     def names(self) -> list[str]:
-        return [c["corpus"] for c in self.entries()]
+        """The corpora to search, from ChunkStore.corpus_names (no listing of every document), cached as entries."""
+        with self._lock:
+            now = time.monotonic()
+            if self._names is None or now - self._names[0] > self.ttl_s:
+                self._names = (now, self.store.corpus_names())
+            return list(self._names[1])
 
     def invalidate(self) -> None:
         """Forget the cached list: an upsert or delete may have added or emptied a corpus."""
         with self._lock:
             self._cached = None
+            self._names = None

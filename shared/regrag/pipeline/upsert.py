@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from regrag import logs
 from regrag.domain.errors import InvalidInput
 from regrag.domain.messages import ChunksEmbedded, DocumentDeleted
+from regrag.domain.models import SOURCE, SOURCE_SCOPE
 from regrag.pipeline import versions
 from regrag.pipeline.lexical import chunk_tokens
 from regrag.ports import ChunkStore, LexicalIndex, QuestionIndex, VectorIndex
@@ -100,7 +101,8 @@ def delete_document(
     questions: QuestionIndex | None = None,
 ) -> UpsertResult:
     """Remove the documents produced by the deleted object, unless a newer generation replaced them."""
-    docs = [m for m in store.list_documents() if m.source_name == message.source_name] if message.source_name else []
+    # the documents the object produced (a sidecar may have named them), found by key, never by listing all
+    docs = store.find_documents(SOURCE_SCOPE, SOURCE, message.source_name) if message.source_name else []
     if not docs:
         found = store.get_document(message.doc_id)
         docs = [found[0]] if found else []

@@ -10,6 +10,13 @@ Layout (under an optional prefix):
     chunk-ids/<chunk_id>.json                        chunk id → doc id (a chunk id hashes its doc id, so this
                                                      never changes; queries only know chunk ids)
     successors/<older_doc_id>/<newer_doc_id>         marker: the newer version supersedes the older one
+    keys/<corpus>/<kind>/<sha>/<doc_id>              marker: find_documents (title, repeals) without listing heads
+    keys/_source/source/<sha>/<doc_id>               marker: the documents an uploaded object produced (deletes)
+    corpora/<corpus>                                 marker: corpus_names (the query path's fan-out)
+
+Every event (upsert, delete, version link) and the query path read a number of objects that does not grow with
+the number of documents: heads by id, markers by key (bench/gcp_heads.py counts them). Only the operator paths
+(stats, list_documents: /corpora, reconcile, /documents links) list the heads.
 
 The head is the commit point: data objects are written first, then the head, with a compare-and-swap on its
 GCS generation (`if_generation_match`), retried on a lost race; so concurrent instances never lose each
@@ -190,6 +197,7 @@ class GcsChunkStore:
         self.cache_s = cache_s
         self.max_workers = max_workers
         self._clock = clock
+        self._corpora_marked: set[str] = set()
         self._heads: dict[str, tuple[float, int, Head | None]] = {}  # doc id → (fetched at, object gen, head)
         self._objects_cache: LruCache[Any] = LruCache(
             256
@@ -215,9 +223,7 @@ class GcsChunkStore:
         return f"{self.prefix}keys/{corpus}/{kind}/{digest}/"
 
     def _key_names(self, meta: DocumentMeta) -> list[str]:
-        return [
-            self._key_prefix(meta.corpus, kind, key) + meta.doc_id for kind, keys in meta.keys().items() for key in keys
-        ]
+        return [self._key_prefix(scope, kind, key) + meta.doc_id for scope, kind, key in meta.index_keys()]
 
     def _lock(self, doc_id: str) -> threading.RLock:
         with self._guard:
@@ -373,6 +379,7 @@ class GcsChunkStore:
             self._delete_quietly(sorted(stale_keys))
             for name in self._key_names(meta):
                 self.objects.write(name, b"", content_type="text/plain")
+            self._mark_corpus(meta.corpus)
             linked = meta
             ref = PartRef(parts, tuple(c.id for c in chunks), part_name)
 
@@ -614,8 +621,31 @@ class GcsChunkStore:
         prefix = self._key_prefix(corpus, kind, key)
         doc_ids = [info.name[len(prefix) :] for info in self.objects.list(prefix)]
         heads = self._map(lambda d: self._head(d, fresh=True), doc_ids)
-        found = [h.meta for h in heads if h is not None and key in h.meta.keys().get(kind, ())]
+        found = [h.meta for h in heads if h is not None and h.meta.has_key(kind, key)]
         return sorted(found, key=lambda m: m.doc_id)
+
+    def _corpus_marker(self, corpus: str) -> str:
+        return f"{self.prefix}corpora/{corpus}"
+
+    def _mark_corpus(self, corpus: str) -> None:
+        """A create-only object per corpus, written once per instance: corpus_names lists these, never the heads."""
+        if corpus in self._corpora_marked:
+            return
+        with contextlib.suppress(GenerationMismatch):  # another writer made it: all that matters is that it exists
+            self.objects.write(self._corpus_marker(corpus), b"", content_type="text/plain", if_generation_match=0)
+        self._corpora_marked.add(corpus)
+
+    def corpus_names(self) -> list[str]:
+        """One listing of the corpus markers. A chunk map written before the markers existed has none: the heads
+        are listed once and the markers written, so the next call is one listing again."""
+        prefix = f"{self.prefix}corpora/"
+        names = sorted(info.name[len(prefix) :] for info in self.objects.list(prefix))
+        if names:
+            return names
+        found = sorted({item.metadata.get("corpus", "") for item in self._listed_heads()} - {""})
+        for corpus in found:
+            self._mark_corpus(corpus)
+        return found
 
     def list_documents(self, corpus: str | None = None) -> list[DocumentMeta]:
         heads = self._map(self._head_at, self._listed_heads())

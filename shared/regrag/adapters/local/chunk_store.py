@@ -207,7 +207,7 @@ class SqliteIndex:
             con.execute("DELETE FROM doc_key WHERE doc_id=?", (meta.doc_id,))
             con.executemany(
                 "INSERT OR IGNORE INTO doc_key(doc_id, corpus, kind, key) VALUES (?,?,?,?)",
-                [(meta.doc_id, meta.corpus, kind, key) for kind, keys in meta.keys().items() for key in keys],
+                [(meta.doc_id, scope, kind, key) for scope, kind, key in meta.index_keys()],
             )
             rowids = self._rowids(con, [c.id for c in chunks], create=True)
             for c in chunks:
@@ -371,6 +371,9 @@ class SqliteIndex:
         else:
             rows = con.execute("SELECT meta_json FROM document WHERE corpus=? ORDER BY doc_id", (corpus,)).fetchall()
         return [DocumentMeta.from_dict(json.loads(r[0])) for r in rows]
+
+    def corpus_names(self) -> list[str]:
+        return [r[0] for r in self._con().execute("SELECT DISTINCT corpus FROM document ORDER BY corpus")]
 
     def find_documents(self, corpus: str, kind: str, key: str) -> list[DocumentMeta]:
         rows = (
