@@ -169,7 +169,7 @@ def test_one_service_account_per_function_as_deploy_sh_names_them(tf):
     assert [unquote(f) for f in local["http_functions"]] == ["query", "rerank", "compose", "reconcile"]
     table = re.search(r'FUNCTIONS_TABLE="\n(.*?)"', (ROOT / "deploy.sh").read_text(), re.S).group(1)
     rows = [line.split() for line in table.strip().splitlines()]
-    assert [r[0] for r in rows] == FUNCTIONS and all(r[5] == f"regrag-{r[0]}" for r in rows)
+    assert sorted(r[0] for r in rows) == sorted(FUNCTIONS) and all(r[5] == f"regrag-{r[0]}" for r in rows)
     assert sorted(p.name for p in (ROOT / "functions").iterdir() if (p / "main.py").exists()) == sorted(FUNCTIONS)
 
 
