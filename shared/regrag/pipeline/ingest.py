@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,10 +25,10 @@ from regrag.domain.ocr import PageSpan, low_confidence_pages
 from regrag.pipeline import metadata
 from regrag.ports import Blob, BlobStore, OcrEngine, Publisher
 from regrag.text import metadata as infer
-from regrag.text.chunking import KIND_ARTICLE, split_structure
+from regrag.text.chunking import KIND_ARTICLE, Segment, Structure, split_structure
 from regrag.text.images import OcrLimits
 from regrag.text.normalize import normalize
-from regrag.text.parse import UnreadableDocument, parse_document
+from regrag.text.parse import ParsedText, UnreadableDocument, parse_document
 
 log = logs.get("ingest")
 
@@ -114,15 +115,23 @@ def build_document(
     over an OCR limit included), Unavailable when the OCR engine cannot answer now."""
     limits = limits or IngestLimits()
     ocr = ocr or OcrOptions()
+    parsed = _parse_within_limits(name, blob, limits, ocr)
+    norm = normalize(parsed.text)
+    structure = split_structure(norm, max_chars=max_chars, markdown=parsed.format == "md")
+    if not structure.segments:
+        raise UnsupportedDocument(f"{name}: no regulation text found (only a title or header lines)")
+    meta = _document_meta(name, blob, sidecar, parsed, norm.text, structure, ocr)
+    chunks = _chunks(meta, parsed.text, structure.segments)
+    return Document(meta, parsed.text, tuple(chunks), tuple(structure.header_lines))
+
+
+def _parse_within_limits(name: str, blob: Blob, limits: IngestLimits, ocr: OcrOptions) -> ParsedText:
+    """The text of the object (OCR'd where it has no text layer), refused over the size limits."""
     if len(blob.data) > limits.max_bytes:
         raise UnsupportedDocument(
             f"{name}: {len(blob.data) / 1e6:.1f} MB is over the {limits.max_bytes / 1e6:.0f} MB limit for one document "
             "(REGRAG_MAX_DOCUMENT_MB)"
         )
-    explicit = [
-        ("sidecar", metadata.sidecar_values(name + SIDECAR_SUFFIX, sidecar)),
-        ("object-metadata", metadata.object_metadata_values(name, blob.metadata)),
-    ]
     try:
         recognize = ocr.engine.recognize if ocr.engine is not None else None
         parsed = parse_document(name, blob.data, ocr=recognize, limits=ocr.limits)
@@ -133,10 +142,24 @@ def build_document(
             f"{name}: {len(parsed.text):,} characters of text is over the {limits.max_chars:,}-character limit for "
             "one document (REGRAG_MAX_DOCUMENT_CHARS): split it into its regulations"
         )
-    norm = normalize(parsed.text)
-    structure = split_structure(norm, max_chars=max_chars, markdown=parsed.format == "md")
-    if not structure.segments:
-        raise UnsupportedDocument(f"{name}: no regulation text found (only a title or header lines)")
+    return parsed
+
+
+def _document_meta(
+    name: str,
+    blob: Blob,
+    sidecar: Blob | None,
+    parsed: ParsedText,
+    normalized: str,
+    structure: Structure,
+    ocr: OcrOptions,
+) -> DocumentMeta:
+    """Metadata, field by field from the sidecar, the object's metadata, the text, then defaults; dates from the
+    text's entry-into-force clause (metadata.resolve_dates)."""
+    explicit = [
+        ("sidecar", metadata.sidecar_values(name + SIDECAR_SUFFIX, sidecar)),
+        ("object-metadata", metadata.object_metadata_values(name, blob.metadata)),
+    ]
     title = parsed.title_hint or structure.title or name.rsplit("/", 1)[-1]
     inferred: dict[str, Any] = {"title": title}
     province = infer.infer_province(title)
@@ -148,15 +171,14 @@ def build_document(
     values, provenance = metadata.layered(
         [*explicit, ("inferred", inferred), ("default", metadata.defaults(name, derive_doc_id))]
     )
-    dates = metadata.resolve_dates(values, provenance, norm.text, structure.header_lines)
+    dates = metadata.resolve_dates(values, provenance, normalized, structure.header_lines)
     headings = {seg.label: seg.heading_path for seg in structure.segments if seg.kind == KIND_ARTICLE}
     dates.values["exceptions"] = metadata.with_chapter_articles(dates.values["exceptions"], headings)
-    text_hash = hashlib.sha256(parsed.text.encode("utf-8")).hexdigest()
-    meta = DocumentMeta(
+    return DocumentMeta(
         **{**values, **dates.values},
         source_name=name,
         generation=blob.generation,
-        content_hash=text_hash,
+        content_hash=hashlib.sha256(parsed.text.encode("utf-8")).hexdigest(),
         format=parsed.format,
         encoding=parsed.encoding,
         ingest_version=INGEST_VERSION,
@@ -167,17 +189,18 @@ def build_document(
         provenance={**provenance, **dates.provenance},
     )
 
+
+def _chunks(meta: DocumentMeta, text: str, segments: Sequence[Segment]) -> list[Chunk]:
+    """One chunk per segment, its text a verbatim slice of the stored text, its id deterministic."""
     seen: Counter[tuple[str, str]] = Counter()
     chunks: list[Chunk] = []
-    for seg in structure.segments:
+    for seg in segments:
         if seg.part == 0:
             seen[(seg.kind, seg.label)] += 1
-        occurrence = seen[(seg.kind, seg.label)]
-        text = parsed.text[seg.start : seg.end]
-        search_text = normalize(text).text
+        piece = text[seg.start : seg.end]
         chunks.append(
             Chunk(
-                id=chunk_id(meta.doc_id, seg.kind, seg.label, occurrence, seg.part),
+                id=chunk_id(meta.doc_id, seg.kind, seg.label, seen[(seg.kind, seg.label)], seg.part),
                 doc_id=meta.doc_id,
                 kind=seg.kind,
                 article=seg.label,
@@ -187,12 +210,12 @@ def build_document(
                 heading_path=seg.heading_path,
                 start=seg.start,
                 end=seg.end,
-                text=text,
-                search_text=search_text,
+                text=piece,
+                search_text=normalize(piece).text,
                 meta=meta,
             )
         )
-    return Document(meta, parsed.text, tuple(chunks), tuple(structure.header_lines))
+    return chunks
 
 
 def ingest_object(
