@@ -26,6 +26,7 @@ from typing import Any
 from regrag import logs
 from regrag.domain.errors import PermanentError
 from regrag.domain.messages import DocumentDeleted
+from regrag.domain.models import DocumentMeta
 from regrag.pipeline.ingest import IGNORED_NAMES, INGEST_VERSION, OcrOptions, ingest_object, is_sidecar
 from regrag.pipeline.lexical import chunk_tokens
 from regrag.ports import BlobStore, ChunkStore, LexicalIndex, Publisher, TermStatistics
@@ -101,37 +102,11 @@ def reconcile(
     """Compare the bucket with the chunk store and publish what makes them agree (see the module docstring)."""
     objects = {b.name: b.generation for b in blobs.list() if is_document_object(b.name)}
     documents = store.list_documents()
-    by_source: dict[str, int] = {}
-    outdated: set[str] = set()  # derived by older ingest rules: ingested again even though the bytes did not change
-    for meta in documents:
-        if meta.source_name:
-            by_source[meta.source_name] = max(by_source.get(meta.source_name, 0), meta.generation)
-            if meta.ingest_version < INGEST_VERSION:
-                outdated.add(meta.source_name)
-
-    missing = sorted(name for name, gen in objects.items() if by_source.get(name, -1) < gen or name in outdated)
-    republished: list[str] = []
-    rejected: list[dict[str, str]] = []
-    for name in missing[:max_republish]:
-        if dry_run:
-            republished.append(name)
-            continue
-        try:
-            ingest_object(name, blobs=blobs, publisher=publisher, topic=topic_chunked, max_chars=max_chars, ocr=ocr)
-        except PermanentError as exc:  # e.g. an empty or binary upload: it stays out of the index
-            rejected.append({"name": name, "reason": exc.code, "error": str(exc)})
-            continue
-        republished.append(name)
-
-    removed: list[str] = []
-    for meta in documents:
-        if not meta.source_name or meta.source_name in objects:
-            continue
-        removed.append(meta.doc_id)
-        if not dry_run:
-            message = DocumentDeleted(meta.doc_id, meta.source_name, meta.generation, meta.corpus)
-            publisher.publish(topic_embedded, message.to_json(), {"kind": message.kind, "doc_id": meta.doc_id})
-
+    missing = _to_ingest(objects, documents)
+    republished, rejected = _republish(
+        missing[:max_republish], blobs, publisher, topic_chunked, max_chars, ocr, dry_run
+    )
+    removed = _remove_orphans(documents, objects, publisher, topic_embedded, dry_run)
     statistics = None
     if isinstance(lexical, TermStatistics):
         chunks, df, body_total, title_total = count_statistics(store)
@@ -162,3 +137,55 @@ def reconcile(
         dry_run=dry_run,
     )
     return result
+
+
+def _to_ingest(objects: dict[str, int], documents: list[DocumentMeta]) -> list[str]:
+    """Objects the index lacks, holds at an older generation, or derived by older ingest rules."""
+    by_source: dict[str, int] = {}
+    outdated: set[str] = set()  # derived by older ingest rules: ingested again even though the bytes did not change
+    for meta in documents:
+        if meta.source_name:
+            by_source[meta.source_name] = max(by_source.get(meta.source_name, 0), meta.generation)
+            if meta.ingest_version < INGEST_VERSION:
+                outdated.add(meta.source_name)
+    return sorted(name for name, gen in objects.items() if by_source.get(name, -1) < gen or name in outdated)
+
+
+def _republish(
+    names: list[str],
+    blobs: BlobStore,
+    publisher: Publisher,
+    topic: str,
+    max_chars: int,
+    ocr: OcrOptions | None,
+    dry_run: bool,
+) -> tuple[list[str], list[dict[str, str]]]:
+    """Ingest each object again (its chunks go down the pipeline); (republished, rejected with the reason)."""
+    republished: list[str] = []
+    rejected: list[dict[str, str]] = []
+    for name in names:
+        if dry_run:
+            republished.append(name)
+            continue
+        try:
+            ingest_object(name, blobs=blobs, publisher=publisher, topic=topic, max_chars=max_chars, ocr=ocr)
+        except PermanentError as exc:  # e.g. an empty or binary upload: it stays out of the index
+            rejected.append({"name": name, "reason": exc.code, "error": str(exc)})
+            continue
+        republished.append(name)
+    return republished, rejected
+
+
+def _remove_orphans(
+    documents: list[DocumentMeta], objects: dict[str, int], publisher: Publisher, topic: str, dry_run: bool
+) -> list[str]:
+    """Documents whose object is gone from the bucket (a lost delete notification): a delete event for each."""
+    removed: list[str] = []
+    for meta in documents:
+        if not meta.source_name or meta.source_name in objects:
+            continue
+        removed.append(meta.doc_id)
+        if not dry_run:
+            message = DocumentDeleted(meta.doc_id, meta.source_name, meta.generation, meta.corpus)
+            publisher.publish(topic, message.to_json(), {"kind": message.kind, "doc_id": meta.doc_id})
+    return removed
