@@ -17,11 +17,15 @@ import hcl2
 import pytest
 
 from regrag import logs
+from regrag.adapters.gcp.embedders import NATIVE_DIMENSIONS
+from regrag.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 INFRA = ROOT / "infra"
-FUNCTIONS = ["ingest", "embed", "upsert", "query", "rerank", "compose", "reconcile"]
-EVENT_FUNCTIONS = ["ingest", "embed", "upsert"]
+# the functions and their triggers, from the two places that define them: functions/ and deploy.sh's table
+FUNCTIONS = sorted(p.name for p in (ROOT / "functions").iterdir() if (p / "main.py").exists())
+_TABLE = re.search(r'FUNCTIONS_TABLE="\n(.*?)"', (ROOT / "deploy.sh").read_text(), re.S).group(1)  # type: ignore[union-attr]
+EVENT_FUNCTIONS = [row.split()[0] for row in _TABLE.strip().splitlines() if row.split()[1] != "http"]
 
 # file → the resource types it may hold (one file per resource kind)
 KINDS = {
@@ -135,10 +139,11 @@ def test_buckets_are_private_and_removals_are_notified_to_the_embedded_topic(tf)
 
 def test_stage_topics_dead_letter_topics_and_their_subscriptions(tf):
     resources, local = blocks(tf, "resource"), locals_of(tf)
+    defaults = Settings.from_env({})  # the topic names the functions use unless told otherwise
     assert {k: unquote(v) for k, v in local["topics"].items()} == {
-        "chunked": "regrag-chunked",
-        "embedded": "regrag-embedded",
-    }  # the defaults of REGRAG_TOPIC_CHUNKED / REGRAG_TOPIC_EMBEDDED
+        "chunked": defaults.topic_chunked,
+        "embedded": defaults.topic_embedded,
+    }
     dead = resources[("google_pubsub_topic", "dead")]
     assert "local.event_functions" in dead["for_each"] and unquote(dead["name"]) == "regrag-${each.value}-dead"
     assert [unquote(f) for f in local["event_functions"]] == EVENT_FUNCTIONS
@@ -155,7 +160,8 @@ def test_vector_search_index_streams_and_matches_the_embedder(tf):
     config = index["metadata"][0]["config"][0]
     assert config["dimensions"] == "${var.embedding_dimension}"
     assert unquote(config["distance_measure_type"]) == "DOT_PRODUCT_DISTANCE"
-    assert variables["embedding_dimension"]["default"] == 768  # text-multilingual-embedding-002, the default model
+    model = Settings.from_env({}).embedding_model  # the index's size is the default model's native dimension
+    assert variables["embedding_dimension"]["default"] == NATIVE_DIMENSIONS[model]
     assert resources[("google_vertex_ai_index_endpoint", "chunks")]["public_endpoint_enabled"] is True
     deployed = resources[("google_vertex_ai_index_endpoint_deployed_index", "chunks")]
     assert deployed["deployed_index_id"] == "${var.deployed_index_id}"
@@ -166,11 +172,10 @@ def test_one_service_account_per_function_as_deploy_sh_names_them(tf):
     resources, local = blocks(tf, "resource"), locals_of(tf)
     accounts = resources[("google_service_account", "function")]
     assert "local.functions" in accounts["for_each"] and unquote(accounts["account_id"]) == "regrag-${each.value}"
-    assert [unquote(f) for f in local["http_functions"]] == ["query", "rerank", "compose", "reconcile"]
+    assert sorted(unquote(f) for f in local["http_functions"]) == sorted(set(FUNCTIONS) - set(EVENT_FUNCTIONS))
     table = re.search(r'FUNCTIONS_TABLE="\n(.*?)"', (ROOT / "deploy.sh").read_text(), re.S).group(1)
     rows = [line.split() for line in table.strip().splitlines()]
-    assert sorted(r[0] for r in rows) == sorted(FUNCTIONS) and all(r[5] == f"regrag-{r[0]}" for r in rows)
-    assert sorted(p.name for p in (ROOT / "functions").iterdir() if (p / "main.py").exists()) == sorted(FUNCTIONS)
+    assert sorted(r[0] for r in rows) == FUNCTIONS and all(r[5] == f"regrag-{r[0]}" for r in rows)
 
 
 def test_grants_are_least_privilege(tf):
