@@ -110,11 +110,14 @@ def test_old_generations_are_garbage_collected_and_deleted_documents_leave_nothi
     assert sorted(store.delete_document("doc-a")) == ["doc-a-c1"]
     patterns = [
         r"chunk-ids/doc-b-c1\.json",
+        r"corpora/guangdong",  # the corpus marker stays while the corpus may hold documents (corpus_names)
         r"docs/doc-b/1/part-00000-of-00001-[0-9a-f]{16}\.json",  # content-addressed
         r"docs/doc-b/1/text-[0-9a-f]{16}\.txt",
         r"docs/doc-b/head\.json",
+        r"keys/_source/source/[0-9a-f]{24}/doc-b",  # doc-b's object name → doc-b (deletes by object name)
     ]
-    names = sorted(objects.objects)  # nothing of doc-a is left, the marker successors/doc-a/doc-b included
+    # nothing of doc-a is left: its source marker and successors/doc-a/doc-b included
+    names = sorted(objects.objects)
     assert len(names) == len(patterns) and all(re.fullmatch(p, n) for p, n in zip(patterns, names, strict=True))
 
 
