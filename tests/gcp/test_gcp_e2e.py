@@ -19,8 +19,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import pytest
 import requests
@@ -42,7 +44,7 @@ pytestmark = pytest.mark.emulator
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "shared" / "sample_corpus"
 
-FUNCTIONS = ("ingest", "embed", "upsert", "query", "reconcile")
+FUNCTIONS = ("ingest", "embed", "upsert", "query", "rerank", "compose", "reconcile")
 POISON = "毒丸"  # the embeddings fake answers 503 to any text containing it, forever
 DIM = 768
 
@@ -99,6 +101,18 @@ class Activity:
 
 
 @dataclass
+class Callers:
+    """WSGI middleware keeping the bearer token of each call (Cloud Run checks it before the function runs)."""
+
+    app: Any
+    tokens: list[str] = field(default_factory=list)
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        self.tokens.append(environ.get("HTTP_AUTHORIZATION", "").removeprefix("Bearer "))
+        return self.app(environ, start_response)
+
+
+@dataclass
 class Stack:
     server_url: str
     pubsub: str
@@ -109,6 +123,7 @@ class Stack:
     dead_upsert: str
     repeat: dict[str, Repeat]
     activity: Activity
+    callers: dict[str, Callers]
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +133,8 @@ def stack(gcs_host, pubsub_host, vector_fake, embeddings_fake) -> Iterator[Stack
     }
     repeat = {name: Repeat(apps[f"/{name}"]) for name in ("embed", "upsert")}
     apps.update({f"/{name}": wrapper for name, wrapper in repeat.items()})
+    callers = {name: Callers(apps[f"/{name}"]) for name in ("rerank", "compose")}
+    apps.update({f"/{name}": wrapper for name, wrapper in callers.items()})
     activity = Activity(DispatcherMiddleware(Response("no such function", 404), apps))
     server = make_server("127.0.0.1", 0, activity, threaded=True)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -137,7 +154,7 @@ def stack(gcs_host, pubsub_host, vector_fake, embeddings_fake) -> Iterator[Stack
             pubsub_host, embedded, f"{url}/upsert/{gcp_env.topic_path(embedded)}", dead_letter_topic=dead_upsert_topic
         ),
     ]
-    yield Stack(url, pubsub_host, gcs_host, chunked, embedded, dead_embed, dead_upsert, repeat, activity)
+    yield Stack(url, pubsub_host, gcs_host, chunked, embedded, dead_embed, dead_upsert, repeat, activity, callers)
     _, subscriber = gcp_env.pubsub_clients(pubsub_host)
     for name in pushes:  # the emulator would keep pushing to a server that is gone
         subscriber.delete_subscription(request={"subscription": gcp_env.subscription_path(name)})
@@ -442,3 +459,76 @@ def test_feedback_and_the_scheduled_eval_live_in_the_state_bucket_and_admin_need
     assert admin_eval().status_code == 401
     assert len(state.list("regrag/evals/")) == 3  # neither wrote a report
     assert failures(world) == []
+
+
+class TokenEndpoint(BaseHTTPRequestHandler):
+    """Google's OAuth token endpoint for a service-account key: a signed JWT assertion naming a target_audience
+    in, {"id_token": …} for that audience out (what google-auth's IDTokenCredentials asks for)."""
+
+    def do_POST(self) -> None:
+        form = parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+        assertion = form["assertion"][0].split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(assertion + "=" * (-len(assertion) % 4)))
+        payload = {
+            "aud": claims["target_audience"], "email": claims["iss"], "email_verified": True,
+            "iss": "https://accounts.google.com", "exp": int(time.time()) + 3600, "iat": int(time.time()),
+        }  # fmt: skip
+        token = ".".join(
+            base64.urlsafe_b64encode(json.dumps(part).encode()).rstrip(b"=").decode()
+            for part in ({"alg": "RS256", "typ": "JWT"}, payload)
+        )
+        body = json.dumps({"id_token": token + ".c2ln"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_query_calls_the_rerank_and_compose_functions_with_an_id_token(
+    stack, make_world, vector_fake, tmp_path, monkeypatch
+):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from fakes.gemini_fake import GeminiFake, Reply
+    from fakes.rerank_model import prefer_last
+
+    token_server = ThreadingHTTPServer(("127.0.0.1", 0), TokenEndpoint)
+    threading.Thread(target=token_server.serve_forever, daemon=True).start()
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    account = {
+        "type": "service_account", "project_id": gcp_env.PROJECT, "private_key_id": "k1", "private_key": pem.decode(),
+        "client_email": f"regrag-query@{gcp_env.PROJECT}.iam.gserviceaccount.com", "client_id": "1",
+        "token_uri": f"http://127.0.0.1:{token_server.server_address[1]}/token",
+    }  # fmt: skip
+    (tmp_path / "sa.json").write_text(json.dumps(account))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "sa.json"))  # query's identity
+    rerank_url, compose_url = f"{stack.server_url}/rerank/", f"{stack.server_url}/compose/"
+    with GeminiFake(default=Reply.computed(prefer_last)) as gemini:
+        world = make_world(
+            REGRAG_RERANK_URL=rerank_url, REGRAG_COMPOSE_URL=compose_url, RERANK="true", GEMINI_API_KEY="k",
+            REGRAG_GEMINI_BASE_URL=gemini.base_url, REGRAG_GEMINI_VERTEX="false",
+        )  # fmt: skip
+        ingest_samples(stack, world, ["nat-reg-0088", "zj-0004"])
+        eventually(lambda: indexed(world, vector_fake, {"nat-reg-0088": 45, "zj-0004": 9}), what="both documents")
+        for caller in stack.callers.values():
+            caller.tokens.clear()
+        response = requests.post(
+            f"{stack.server_url}/query/", json={"question": "计划检修停电要提前几天通知用户？"}, timeout=60
+        )
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert gemini.requests  # the rerank function asked Gemini
+    token_server.shutdown()
+    assert (body["rerank_status"], body["compose_status"]) == ("ok", "remote")
+    source = (SAMPLE / "docs" / "nat-reg-0088.md").read_text(encoding="utf-8")
+    assert body["bullets"] and all(b["span"] in source for b in body["bullets"])  # verbatim
+    for name, url in (("rerank", rerank_url), ("compose", compose_url)):
+        (token,) = stack.callers[name].tokens  # one call each, with an ID token for the function's URL
+        claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
+        assert claims["aud"] == url and claims["email"] == account["client_email"]
