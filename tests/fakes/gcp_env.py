@@ -220,12 +220,8 @@ def vertex_ports(objects: Any, vector_fake: Any, dim: int = 16, timeout_s: float
     from regrag.adapters.gcp.clients import Endpoint
     from regrag.adapters.gcp.index_metadata import IndexMetadata
     from regrag.adapters.gcp.lexicon import GcsLexicon
-    from regrag.adapters.gcp.search_index import (
-        VertexIndex,
-        VertexIndexConfig,
-        VertexLexicalIndex,
-        VertexVectorIndex,
-    )
+    from regrag.adapters.gcp.search_index import VertexLexicalIndex, VertexVectorIndex
+    from regrag.adapters.gcp.search_store import VertexIndex, VertexIndexConfig
     from regrag.pipeline.lexical import chunk_tokens
 
     names = vertex_names()

@@ -14,7 +14,8 @@ import pytest
 from contract.contracts import IndexContract, make_chunk, make_meta
 from fakes.gcp_env import vertex_ports
 from fakes.memory_objects import MemoryObjects
-from regrag.adapters.gcp.chunk_store import GcsChunkStore, StaleWrite
+from regrag.adapters.gcp.chunk_layout import StaleWrite
+from regrag.adapters.gcp.chunk_store import GcsChunkStore
 
 
 class TestMemoryChunkMapOnVectorSearch(IndexContract):

@@ -19,7 +19,7 @@ from regrag.adapters.gcp.restricts import (
     query_restricts,
 )
 from regrag.adapters.gcp.sparse import Lexicon, document_vector, query_vector, token_dimension
-from regrag.adapters.local.chunk_store import restricts
+from regrag.adapters.local.search_store import restricts
 from regrag.adapters.local.snapshot import build_snapshot
 from regrag.domain.errors import InvalidInput
 from regrag.domain.lexical import Bm25Params

@@ -114,7 +114,7 @@ def _vertex_embedder(settings: Settings):  # type: ignore[no-untyped-def]
 
 def _vertex_index(settings: Settings, dimension: int):  # type: ignore[no-untyped-def]
     from regrag.adapters.gcp.clients import Endpoint
-    from regrag.adapters.gcp.search_index import VertexIndex, VertexIndexConfig
+    from regrag.adapters.gcp.search_store import VertexIndex, VertexIndexConfig
     from regrag.pipeline.lexical import chunk_tokens
 
     fake = settings.vertex_emulator_host

@@ -1,18 +1,7 @@
 """The ChunkStore on Cloud Storage: a chunk map in the state bucket, so the vector index holds ids only.
 
-Layout (under an optional prefix):
-
-    docs/<doc_id>/head.json                          the document: metadata (with version links), its
-                                                     current generation, where each live chunk's data is
-                                                     (generation, part object) and which parts arrived
-    docs/<doc_id>/<generation>/text-<sha>.txt        the stored text every quote is checked against
-    docs/<doc_id>/<generation>/part-P-of-N-<sha>.json  the chunks of one message part
-    chunk-ids/<chunk_id>.json                        chunk id → doc id (a chunk id hashes its doc id, so this
-                                                     never changes; queries only know chunk ids)
-    successors/<older_doc_id>/<newer_doc_id>         marker: the newer version supersedes the older one
-    keys/<corpus>/<kind>/<sha>/<doc_id>              marker: find_documents (title, repeals) without listing heads
-    keys/_source/source/<sha>/<doc_id>               marker: the documents an uploaded object produced (deletes)
-    corpora/<corpus>                                 marker: corpus_names (the query path's fan-out)
+The objects and their names are in chunk_layout.py; names, locks, cached heads and their compare-and-swap
+update in chunk_heads.py.
 
 Every event (upsert, delete, version link) and the query path read a number of objects that does not grow with
 the number of documents: heads by id, markers by key (bench/gcp_heads.py counts them). Only the operator paths
@@ -36,310 +25,31 @@ garbage-collected reads the head again once.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import datetime as dt
-import hashlib
 import json
-import threading
-import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
 from regrag.adapters.gcp.blobstore import GenerationMismatch, Listed
-from regrag.adapters.gcp.clients import LostRace, until_written
+from regrag.adapters.gcp.chunk_heads import HeadStore
+from regrag.adapters.gcp.chunk_layout import (
+    JSON_TYPE,
+    SCHEMA_VERSION,
+    Head,
+    MissingObject,
+    PartRef,
+    StaleWrite,
+    content_sha,
+)
 from regrag.domain import versions
-from regrag.domain.errors import NotFound, Unavailable
+from regrag.domain.errors import NotFound
 from regrag.domain.models import Chunk, DocumentMeta
-from regrag.lru import LruCache
-from regrag.ports import Blob, BlobInfo, PutResult
-
-SCHEMA_VERSION = 1
-_CAS_ATTEMPTS = 12
-_JSON = "application/json; charset=utf-8"
+from regrag.ports import PutResult
 
 
-class Objects(Protocol):
-    """The bucket operations the chunk map needs (GcsBlobStore; an in-memory twin in the tests)."""
-
-    def read_optional(self, name: str) -> Blob | None: ...
-
-    def write(
-        self,
-        name: str,
-        data: bytes,
-        metadata: dict[str, str] | None = None,
-        *,
-        content_type: str | None = None,
-        if_generation_match: int | None = None,
-    ) -> BlobInfo: ...
-
-    def delete(self, name: str, *, if_generation_match: int | None = None) -> None: ...
-
-    def list(self, prefix: str = "", *, match_glob: str | None = None) -> list[BlobInfo]: ...
-
-    def scan(self, prefix: str = "", *, match_glob: str | None = None) -> builtins.list[Listed]: ...
-
-
-class StaleWrite(Unavailable):
-    """A newer generation of the document was stored while this one was being written: redeliver, and the
-    upsert stage will then drop the older message."""
-
-    code = "stale_write"
-
-
-@dataclass(frozen=True)
-class PartRef:
-    """One arrived part of a generation: how many parts there are, its chunk ids, and its object."""
-
-    parts: int
-    chunk_ids: tuple[str, ...]
-    name: str
-
-
-@dataclass
-class Head:
-    """The per-document record (docs/<doc_id>/head.json).
-
-    `parts` mirrors the local index's doc_part table (which parts of each generation arrived, with their chunk
-    ids); `chunks` says where each live chunk's data is (its generation and part object), since a chunk id
-    written again by a newer generation moves to that generation's object.
-    """
-
-    meta: DocumentMeta
-    updated_at: str
-    text_name: str
-    parts: dict[int, dict[int, PartRef]] = field(default_factory=dict)  # doc generation → part → ref
-    chunks: dict[str, tuple[int, str]] = field(default_factory=dict)  # chunk id → (doc generation, object)
-    pointers: set[str] = field(default_factory=set)  # chunk ids with a chunk-ids/ object naming this document
-
-    @property
-    def generation(self) -> int:
-        return self.meta.generation
-
-    def copy(self, **changes: Any) -> Head:
-        """A copy whose containers can be changed without touching this head (a CAS retry reuses it)."""
-        base = replace(
-            self,
-            parts={g: dict(p) for g, p in self.parts.items()},
-            chunks=dict(self.chunks),
-            pointers=set(self.pointers),
-        )
-        return replace(base, **changes)
-
-    def to_json(self) -> bytes:
-        body = {
-            "schema_version": SCHEMA_VERSION,
-            "meta": self.meta.to_dict(),
-            "updated_at": self.updated_at,
-            "text": self.text_name,
-            "parts": {
-                str(g): {
-                    str(p): {"parts": r.parts, "chunk_ids": list(r.chunk_ids), "name": r.name}
-                    for p, r in sorted(by_part.items())
-                }
-                for g, by_part in sorted(self.parts.items())
-            },
-            "chunks": {cid: [g, name] for cid, (g, name) in self.chunks.items()},
-            "pointers": sorted(self.pointers),
-        }
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-    @classmethod
-    def from_json(cls, raw: bytes) -> Head:
-        body = json.loads(raw.decode("utf-8"))
-        if body.get("schema_version") != SCHEMA_VERSION:
-            raise Unavailable(f"chunk map head has schema_version {body.get('schema_version')!r}; expected 1")
-        parts = {
-            int(g): {int(p): PartRef(int(r["parts"]), tuple(r["chunk_ids"]), r["name"]) for p, r in by_part.items()}
-            for g, by_part in body["parts"].items()
-        }
-        chunks = {cid: (int(v[0]), str(v[1])) for cid, v in body["chunks"].items()}
-        return cls(
-            DocumentMeta.from_dict(body["meta"]), body["updated_at"], body["text"], parts, chunks, set(body["pointers"])
-        )
-
-    def metadata(self) -> dict[str, str]:
-        """Custom metadata on the head object, so stats() is one listing (ASCII: codes and counts only)."""
-        return {"corpus": self.meta.corpus, "chunks": str(len(self.chunks)), "updated": self.updated_at}
-
-
-class MissingObject(Unavailable):
-    """A head names an object that is gone (garbage-collected by a concurrent writer) or damaged."""
-
-    code = "chunk_map_object_missing"
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
-class GcsChunkStore:
+class GcsChunkStore(HeadStore):
     """The `ChunkStore` port on a chunk map in a bucket (see the module docstring)."""
-
-    def __init__(
-        self,
-        objects: Objects,
-        *,
-        prefix: str = "",
-        dimension: int | None = None,
-        model_id: str | None = None,
-        cache_s: float = 30.0,
-        max_workers: int = 16,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.objects = objects
-        self.prefix = prefix
-        self.dimension = dimension
-        self.model_id = model_id
-        self.cache_s = cache_s
-        self.max_workers = max_workers
-        self._clock = clock
-        self._corpora_marked: set[str] = set()
-        self._heads: dict[str, tuple[float, int, Head | None]] = {}  # doc id → (fetched at, object gen, head)
-        self._objects_cache: LruCache[Any] = LruCache(
-            256
-        )  # content-addressed object name → parsed content (parts: ~50 kB)
-        self._doc_of: LruCache[str] = LruCache(100_000)  # chunk id → doc id
-        self._locks: dict[str, threading.RLock] = {}
-        self._guard = threading.Lock()
-
-    # --- names --------------------------------------------------------------------------------------------
-
-    def _head_name(self, doc_id: str) -> str:
-        return f"{self.prefix}docs/{doc_id}/head.json"
-
-    def _pointer_name(self, chunk_id: str) -> str:
-        return f"{self.prefix}chunk-ids/{chunk_id}.json"
-
-    def _marker_name(self, older: str, newer: str) -> str:
-        return f"{self.prefix}successors/{older}/{newer}"
-
-    def _key_prefix(self, corpus: str, kind: str, key: str) -> str:
-        # keys are Chinese titles: hashed to keep object names ASCII and short
-        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
-        return f"{self.prefix}keys/{corpus}/{kind}/{digest}/"
-
-    def _key_names(self, meta: DocumentMeta) -> list[str]:
-        return [self._key_prefix(scope, kind, key) + meta.doc_id for scope, kind, key in meta.index_keys()]
-
-    def _lock(self, doc_id: str) -> threading.RLock:
-        with self._guard:
-            return self._locks.setdefault(doc_id, threading.RLock())
-
-    def _map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-        if len(items) <= 1:
-            return [fn(i) for i in items]
-        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(items)), thread_name_prefix="chunkmap") as pool:
-            return list(pool.map(fn, items))
-
-    # --- heads --------------------------------------------------------------------------------------------
-
-    def _fetch_head(self, doc_id: str) -> tuple[int, Head | None]:
-        blob = self.objects.read_optional(self._head_name(doc_id))
-        entry = (0, None) if blob is None else (blob.generation, Head.from_json(blob.data))
-        with self._guard:
-            self._heads[doc_id] = (self._clock(), *entry)
-        return entry
-
-    def _head(self, doc_id: str, fresh: bool = False) -> Head | None:
-        with self._guard:
-            cached = self._heads.get(doc_id)
-        if not fresh and cached is not None and self._clock() - cached[0] <= self.cache_s:
-            return cached[2]
-        return self._fetch_head(doc_id)[1]
-
-    def _head_at(self, listed: Listed) -> Head | None:
-        """A listed head, parsed; the cached copy when its object generation has not changed; None when the
-        document was deleted between the listing and the read."""
-        doc_id = listed.info.name[len(self.prefix) + len("docs/") : -len("/head.json")]
-        with self._guard:
-            cached = self._heads.get(doc_id)
-        if cached is not None and cached[1] == listed.info.generation and cached[2] is not None:
-            return cached[2]
-        return self._fetch_head(doc_id)[1]
-
-    def _update_head(self, doc_id: str, change: Callable[[Head | None], Head | None]) -> Head | None:
-        """Read-modify-write the head with compare-and-swap; `change` returns the new head (None deletes it)
-        and must be repeatable, as it runs again after a lost race."""
-        name = self._head_name(doc_id)
-
-        def attempt() -> Head | None:
-            while True:
-                generation, head = self._fetch_head(doc_id)
-                new = change(head)
-                if new is head:
-                    return head
-                try:
-                    if new is None:
-                        if head is not None:
-                            self.objects.delete(name, if_generation_match=generation)
-                        stored = 0
-                    else:
-                        stored = self.objects.write(
-                            name, new.to_json(), new.metadata(), content_type=_JSON, if_generation_match=generation
-                        ).generation
-                except GenerationMismatch as exc:
-                    raise LostRace(name) from exc
-                except NotFound:
-                    continue  # deleted meanwhile: decide again on what is there now
-                with self._guard:
-                    self._heads[doc_id] = (self._clock(), stored, new)
-                return new
-
-        return until_written(
-            attempt,
-            attempts=_CAS_ATTEMPTS,
-            initial_s=0.02,
-            maximum_s=1.0,
-            exhausted=Unavailable(f"the chunk map head of {doc_id} kept changing; retry later"),
-        )
-
-    # --- immutable objects ------------------------------------------------------------------------------
-
-    def _read_object(self, name: str) -> bytes:
-        blob = self.objects.read_optional(name)
-        if blob is None:
-            raise MissingObject(f"chunk map object {name} is gone; retry")
-        if not name.rsplit("/", 1)[-1].split(".", 1)[0].endswith(_sha(blob.data)):
-            raise MissingObject(f"chunk map object {name} does not match its content hash")
-        return blob.data
-
-    def _part_rows(self, name: str) -> list[dict[str, Any]]:
-        rows = self._objects_cache.get(name)
-        if rows is None:
-            rows = json.loads(self._read_object(name).decode("utf-8"))["chunks"]
-            self._objects_cache.put(name, rows)
-        return list(rows)
-
-    def _chunks_in(self, head: Head, name: str) -> dict[str, Chunk]:
-        """The live chunks whose data is in part object `name`, with the head's (current) metadata."""
-        meta = head.meta
-        return {
-            row["id"]: Chunk.from_dict({**row, "meta": meta})
-            for row in self._part_rows(name)
-            if head.chunks.get(row["id"], (0, ""))[1] == name
-        }
-
-    def _text(self, head: Head) -> str:
-        text = self._objects_cache.get(head.text_name)
-        if text is None:
-            text = self._read_object(head.text_name).decode("utf-8")
-            self._objects_cache.put(head.text_name, text)
-        return str(text)
-
-    def _reading(self, doc_id: str, read: Callable[[Head], Any]) -> Any:
-        """`read(head)` on the cached head; once more on a fresh head if an object it names is gone."""
-        head = self._head(doc_id)
-        if head is None:
-            return None
-        try:
-            return read(head)
-        except MissingObject:
-            head = self._head(doc_id, fresh=True)
-            return None if head is None else read(head)
 
     # --- ChunkStore: writes -------------------------------------------------------------------------------
 
@@ -363,12 +73,12 @@ class GcsChunkStore:
                 del row["meta"]  # the head carries the (current, linked) metadata once
                 rows.append(row)
             part_body = json.dumps({"schema_version": SCHEMA_VERSION, "chunks": rows}, ensure_ascii=False).encode()
-            part_name = f"{base}/part-{part:05d}-of-{parts:05d}-{_sha(part_body)}.json"
+            part_name = f"{base}/part-{part:05d}-of-{parts:05d}-{content_sha(part_body)}.json"
             text_body = text.encode("utf-8")
-            text_name = f"{base}/text-{_sha(text_body)}.txt"
+            text_name = f"{base}/text-{content_sha(text_body)}.txt"
             recorded = {name for _, name in current.chunks.values()} | {current.text_name} if current else set()
             if part_name not in recorded:  # a redelivery the head records has nothing to write
-                self.objects.write(part_name, part_body, content_type=_JSON)
+                self.objects.write(part_name, part_body, content_type=JSON_TYPE)
             if text_name not in recorded:
                 self.objects.write(text_name, text_body, content_type="text/plain; charset=utf-8")
             known = current.pointers if current is not None else set()
@@ -431,7 +141,9 @@ class GcsChunkStore:
 
     def _write_pointers(self, doc_id: str, chunk_ids: Sequence[str]) -> None:
         body = json.dumps({"doc_id": doc_id}).encode("utf-8")
-        self._map(lambda cid: self.objects.write(self._pointer_name(cid), body, content_type=_JSON), list(chunk_ids))
+        self._map(
+            lambda cid: self.objects.write(self._pointer_name(cid), body, content_type=JSON_TYPE), list(chunk_ids)
+        )
         for cid in chunk_ids:
             self._doc_of.put(cid, doc_id)
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from regrag.adapters.gcp.blobstore import GenerationMismatch
-from regrag.adapters.gcp.chunk_store import Objects
+from regrag.adapters.gcp.chunk_layout import Objects
 from regrag.adapters.gcp.clients import LostRace, until_written
 from regrag.domain.errors import InvalidInput, Unavailable
 

@@ -1,0 +1,263 @@
+"""The search legs' tables in the index file: dense vectors, generated questions' vectors, BM25 term counts, and
+the filter columns they share; searches run on an in-memory `SearchSnapshot` (snapshot.py) rebuilt when the
+index version changes, with every filter applied before top-k."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from regrag.adapters.local.index_file import SqliteFile
+from regrag.adapters.local.snapshot import SearchSnapshot, build_snapshot
+from regrag.domain.errors import InvalidInput
+from regrag.domain.lexical import Bm25Params
+from regrag.domain.models import Chunk, DocumentMeta, Filters, Hit, date_int
+
+OPEN_END = 99991231  # effective_to of a version still in force
+
+
+def restricts(meta: DocumentMeta) -> dict[str, Any]:
+    """The filterable columns of a chunk, from its document's metadata."""
+    return {
+        "corpus": meta.corpus,
+        "province": meta.province,
+        "asset": meta.asset,
+        "doc_class": meta.doc_class,
+        "level": meta.regulation_level,
+        "doc_id": meta.doc_id,
+        "eff": date_int(meta.effective_date) or 0,
+        "eff_to": date_int(meta.effective_to) or OPEN_END,
+    }
+
+
+class SqliteSearchStore(SqliteFile):
+    """The storage behind SqliteVectorIndex, SqliteQuestionIndex and SqliteLexicalIndex."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        dimension: int | None = None,
+        model_id: str | None = None,
+        bm25: Bm25Params | None = None,
+        *,
+        search_questions: bool = True,
+    ) -> None:
+        """`search_questions`: load the questions-answered index into the search snapshot. Off, its vectors
+        are still written and deleted but never read, so an index that holds them costs no memory or load time
+        while the aid is switched off."""
+        super().__init__(path, dimension, model_id)
+        self.bm25 = bm25 or Bm25Params()
+        self.search_questions_enabled = search_questions
+        self._snapshot: SearchSnapshot | None = None
+        self._snapshot_lock = threading.Lock()
+        self._vocab: dict[str, int] = {}  # term ids never change once assigned, so a process may cache them
+
+    def _require_vectors(self, dimension: int | None = None) -> None:
+        if self._dimension is None:
+            raise InvalidInput(f"the index at {self.path} was opened without an embedding dimension")
+        if dimension is not None and dimension != self._dimension:
+            raise InvalidInput(f"vector has {dimension} dimensions; the index holds {self._dimension}")
+
+    @staticmethod
+    def _put_restricts(con: Any, rowid: int, meta: DocumentMeta) -> None:
+        r = restricts(meta)
+        con.execute(
+            "INSERT OR REPLACE INTO restrict(rowid, corpus, province, asset, doc_class, level, doc_id, eff, eff_to) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                rowid,
+                r["corpus"],
+                r["province"],
+                r["asset"],
+                r["doc_class"],
+                r["level"],
+                r["doc_id"],
+                r["eff"],
+                r["eff_to"],
+            ),
+        )
+
+    def upsert_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[np.ndarray]) -> None:
+        """One vector per chunk, replacing any vector with the same id."""
+        if len(chunks) != len(vectors):
+            raise InvalidInput(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        self._require_vectors()
+        rows = []
+        for c, v in zip(chunks, vectors, strict=True):
+            arr = np.asarray(v, dtype=np.float32).reshape(-1)
+            self._require_vectors(arr.shape[-1])
+            if not np.all(np.isfinite(arr)):
+                raise InvalidInput(f"vector of chunk {c.id} has non-finite values")
+            rows.append((c, arr.astype("<f4").tobytes()))
+
+        with self._writing() as con:
+            rowids = self._rowids(con, [c.id for c, _ in rows], create=True)
+            for c, blob in rows:
+                self._put_restricts(con, rowids[c.id], c.meta)
+                con.execute("INSERT OR REPLACE INTO vec_store(rowid, emb) VALUES (?,?)", (rowids[c.id], blob))
+
+    def delete_vectors(self, chunk_ids: Sequence[str]) -> None:
+        self._delete_rows(chunk_ids, "vec_store")
+
+    def _delete_rows(self, chunk_ids: Sequence[str], table: str, column: str = "rowid") -> None:
+        if not chunk_ids:
+            return
+
+        with self._writing() as con:
+            for rid in self._rowids(con, chunk_ids, create=False).values():
+                con.execute(f"DELETE FROM {table} WHERE {column}=?", (rid,))
+                # the restricts go when no leg knows the chunk any more
+                con.execute(
+                    "DELETE FROM restrict WHERE rowid=? AND NOT EXISTS (SELECT 1 FROM vec_store WHERE rowid=?) "
+                    "AND NOT EXISTS (SELECT 1 FROM lex WHERE rowid=?) "
+                    "AND NOT EXISTS (SELECT 1 FROM question_vec WHERE chunk_rowid=?)",
+                    (rid, rid, rid, rid),
+                )
+
+    def upsert_questions(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[np.ndarray]]) -> None:
+        """Replace each chunk's question vectors, unless the stored ones come from a newer generation.
+
+        The chunk's restrict row is created when missing but never overwritten here: the chunk's own upsert
+        (which runs after the embed stage) and refresh_metadata own it, with the version links the questions'
+        message may not know yet.
+        """
+        if len(chunks) != len(vectors):
+            raise InvalidInput(f"{len(chunks)} chunks but {len(vectors)} question vector lists")
+        self._require_vectors()
+        rows = []
+        for c, vecs in zip(chunks, vectors, strict=True):
+            blobs = []
+            for v in vecs:
+                arr = np.asarray(v, dtype=np.float32).reshape(-1)
+                self._require_vectors(arr.shape[-1])
+                if not np.all(np.isfinite(arr)):
+                    raise InvalidInput(f"a question vector of chunk {c.id} has non-finite values")
+                blobs.append(arr.astype("<f4").tobytes())
+            rows.append((c, blobs))
+
+        with self._writing() as con:
+            rowids = self._rowids(con, [c.id for c, _ in rows], create=True)
+            for c, blobs in rows:
+                rid = rowids[c.id]
+                stored = con.execute("SELECT max(generation) FROM question_vec WHERE chunk_rowid=?", (rid,)).fetchone()
+                if stored[0] is not None and stored[0] > c.meta.generation:
+                    continue
+                con.execute("DELETE FROM question_vec WHERE chunk_rowid=?", (rid,))
+                con.executemany(
+                    "INSERT INTO question_vec(chunk_rowid, n, generation, emb) VALUES (?,?,?,?)",
+                    [(rid, n, c.meta.generation, blob) for n, blob in enumerate(blobs)],
+                )
+                if blobs and con.execute("SELECT 1 FROM restrict WHERE rowid=?", (rid,)).fetchone() is None:
+                    self._put_restricts(con, rid, c.meta)
+
+    def delete_questions(self, chunk_ids: Sequence[str]) -> None:
+        self._delete_rows(chunk_ids, "question_vec", "chunk_rowid")
+
+    def search_questions(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
+        """Chunks that pass `filters`, ranked by their best question's cosine similarity to `vector`."""
+        if not self.search_questions_enabled:
+            raise InvalidInput(f"the index at {self.path} was opened without its question vectors")
+        arr = np.asarray(vector, dtype=np.float32).reshape(-1)
+        self._require_vectors(arr.shape[-1])
+        return self.snapshot().questions(arr, filters, int(k))
+
+    def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
+        """Rewrite the filter columns of existing chunks (their validity dates changed)."""
+
+        with self._writing() as con:
+            rowids = self._rowids(con, [c.id for c in chunks], create=False)
+            for c in chunks:
+                if c.id in rowids and con.execute("SELECT 1 FROM restrict WHERE rowid=?", (rowids[c.id],)).fetchone():
+                    self._put_restricts(con, rowids[c.id], c.meta)
+
+    def _term_ids(self, con: Any, terms: set[str]) -> dict[str, int]:
+        missing = [t for t in terms if t not in self._vocab]
+        for term in missing:
+            con.execute("INSERT OR IGNORE INTO lex_vocab(term) VALUES (?)", (term,))
+            self._vocab[term] = con.execute("SELECT id FROM lex_vocab WHERE term=?", (term,)).fetchone()[0]
+        return {t: self._vocab[t] for t in terms}
+
+    def upsert_lexical(
+        self,
+        chunks: Sequence[Chunk],
+        body_tokens: Sequence[Sequence[str]],
+        title_tokens: Sequence[Sequence[str]],
+        title_weight: float = 0.5,
+    ) -> None:
+        """Store each chunk's term counts: its text's tokens, plus its title/heading tokens counted
+        `title_weight` each (one bag, the same weighting as the Vertex sparse vectors)."""
+
+        try:
+            with self._writing() as con:
+                rowids = self._rowids(con, [c.id for c in chunks], create=True)
+                for c, body, title in zip(chunks, body_tokens, title_tokens, strict=True):
+                    counts: dict[str, float] = dict(Counter(body))
+                    for token in title:
+                        counts[token] = counts.get(token, 0.0) + title_weight
+                    ids = self._term_ids(con, set(counts))
+                    terms = sorted(counts)
+                    con.execute(
+                        "INSERT OR REPLACE INTO lex(rowid, length, term_ids, counts) VALUES (?,?,?,?)",
+                        (
+                            rowids[c.id],
+                            len(body) + title_weight * len(title),
+                            np.asarray([ids[t] for t in terms], dtype="<i4").tobytes(),
+                            np.asarray([counts[t] for t in terms], dtype="<f4").tobytes(),
+                        ),
+                    )
+                    self._put_restricts(con, rowids[c.id], c.meta)
+        except BaseException:
+            self._vocab.clear()  # ids assigned inside a rolled-back transaction do not exist
+            raise
+
+    def delete_lexical(self, chunk_ids: Sequence[str]) -> None:
+        self._delete_rows(chunk_ids, "lex")
+
+    def snapshot(self) -> SearchSnapshot:
+        """The in-memory search arrays for the current index version (rebuilt after any write)."""
+        version = self.index_version()
+        current = self._snapshot
+        if current is not None and current.version == version:
+            return current
+        with self._snapshot_lock:
+            if self._snapshot is not None and self._snapshot.version == version:
+                return self._snapshot
+            con = self._con()
+            con.execute("BEGIN")  # one read transaction: every table at the same version
+            try:
+                version = self.index_version()
+                rows = con.execute(
+                    "SELECT r.rowid, k.id, r.corpus, r.province, r.asset, r.doc_class, r.level, r.doc_id, r.eff, "
+                    "r.eff_to FROM restrict r JOIN chunk_key k ON k.rowid = r.rowid ORDER BY r.rowid"
+                ).fetchall()
+                vectors = dict(con.execute("SELECT rowid, emb FROM vec_store").fetchall())
+                terms = {
+                    r[0]: (r[1], r[2], r[3]) for r in con.execute("SELECT rowid, length, term_ids, counts FROM lex")
+                }
+                vocab = dict(con.execute("SELECT term, id FROM lex_vocab").fetchall())
+                questions = (
+                    con.execute("SELECT chunk_rowid, emb FROM question_vec ORDER BY chunk_rowid, n").fetchall()
+                    if self.search_questions_enabled
+                    else []
+                )
+            finally:
+                con.execute("COMMIT")
+            self._snapshot = build_snapshot(version, rows, vectors, self._dimension, terms, vocab, self.bm25, questions)
+            return self._snapshot
+
+    def search_vectors(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
+        """Exact cosine KNN over the chunks that pass `filters` (score = cosine similarity)."""
+        arr = np.asarray(vector, dtype=np.float32).reshape(-1)
+        self._require_vectors(arr.shape[-1])
+        return self.snapshot().dense(arr, filters, int(k))
+
+    def search_lexical(self, tokens: Sequence[str], filters: Filters, k: int) -> list[Hit]:
+        """BM25 over the chunks that pass `filters` and share at least one token with the query."""
+        if not tokens:
+            return []
+        return self.snapshot().lexical(tokens, filters, int(k))
