@@ -137,10 +137,6 @@ _ADMIN: list[dict[str, list[str]]] = [{"bearer": []}]
 @cache
 def document() -> dict[str, Any]:
     """The OpenAPI 3.1 document (built once per process)."""
-    query = _post(
-        "Ask a question: verbatim quotes with citations", "QueryRequest", {"$ref": "#/components/schemas/QueryResponse"}
-    )
-    query["post"]["responses"]["503"] = {"description": _ERRORS["503"], "content": _json(_ERROR)}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -150,65 +146,8 @@ def document() -> dict[str, Any]:
             "〔《title》，生效：date〕 (生效: the day the cited version took effect).",
         },
         "paths": {
-            "/query": query,
-            "/rerank": _post(
-                "Reorder named candidates",
-                "CandidatesRequest",
-                {"type": "object"},
-                errors={"404": "unknown candidate id"},
-            ),
-            "/compose": _post(
-                "Quote named candidates",
-                "CandidatesRequest",
-                {"$ref": "#/components/schemas/Answer"},
-                errors={"404": "unknown candidate id"},
-            ),
-            "/feedback": _post(
-                "Say whether an answer helped",
-                "FeedbackRequest",
-                {"type": "object"},
-                errors={"404": "unknown query id"},
-            ),
-            "/corpora": _get("Corpora with document and chunk counts", {"type": "object"}),
-            "/documents/{doc_id}": _get(
-                "A document's text, metadata, dates and article anchors",
-                {"type": "object"},
-                parameters=_DOC_ID,
-                errors={"404": "no such document"},
-            ),
-            "/documents/{doc_id}/versions": _get(
-                "The version chain and what changed between versions",
-                {"type": "object"},
-                parameters=_DOC_ID,
-                errors={"404": "no such document"},
-            ),
-            "/healthz": _get("Health, index size and cache counters", {"type": "object"}),
-            "/openapi.json": _get("This document", {"type": "object"}),
-            "/admin/prompts": _get(
-                "Prompt versions (admin)",
-                {"type": "object"},
-                security=_ADMIN,
-                errors={"401": "no credentials", "403": "not an admin"},
-            ),
-            "/admin/index": _get(
-                "Index facts (admin)",
-                {"type": "object"},
-                security=_ADMIN,
-                errors={"401": "no credentials", "403": "not an admin"},
-            ),
-            "/admin/audit": _get(
-                "Documents whose dates text and metadata disagree on (admin)",
-                {"type": "object"},
-                security=_ADMIN,
-                errors={"401": "no credentials", "403": "not an admin"},
-            ),
-            "/admin/eval": _post(
-                "Evaluate a question file (admin)",
-                "EvalRequest",
-                {"type": "object"},
-                security=_ADMIN,
-                errors={"401": "no credentials", "403": "not an admin", "404": "no such question file"},
-            ),
+            **_public_paths(),
+            **_admin_paths(),
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
@@ -225,4 +164,77 @@ def document() -> dict[str, Any]:
                 "Error": _ERROR,
             },
         },
+    }
+
+
+def _public_paths() -> dict[str, Any]:
+    query = _post(
+        "Ask a question: verbatim quotes with citations", "QueryRequest", {"$ref": "#/components/schemas/QueryResponse"}
+    )
+    query["post"]["responses"]["503"] = {"description": _ERRORS["503"], "content": _json(_ERROR)}
+    return {
+        "/query": query,
+        "/rerank": _post(
+            "Reorder named candidates",
+            "CandidatesRequest",
+            {"type": "object"},
+            errors={"404": "unknown candidate id"},
+        ),
+        "/compose": _post(
+            "Quote named candidates",
+            "CandidatesRequest",
+            {"$ref": "#/components/schemas/Answer"},
+            errors={"404": "unknown candidate id"},
+        ),
+        "/feedback": _post(
+            "Say whether an answer helped",
+            "FeedbackRequest",
+            {"type": "object"},
+            errors={"404": "unknown query id"},
+        ),
+        "/corpora": _get("Corpora with document and chunk counts", {"type": "object"}),
+        "/documents/{doc_id}": _get(
+            "A document's text, metadata, dates and article anchors",
+            {"type": "object"},
+            parameters=_DOC_ID,
+            errors={"404": "no such document"},
+        ),
+        "/documents/{doc_id}/versions": _get(
+            "The version chain and what changed between versions",
+            {"type": "object"},
+            parameters=_DOC_ID,
+            errors={"404": "no such document"},
+        ),
+        "/healthz": _get("Health, index size and cache counters", {"type": "object"}),
+        "/openapi.json": _get("This document", {"type": "object"}),
+    }
+
+
+def _admin_paths() -> dict[str, Any]:
+    return {
+        "/admin/prompts": _get(
+            "Prompt versions (admin)",
+            {"type": "object"},
+            security=_ADMIN,
+            errors={"401": "no credentials", "403": "not an admin"},
+        ),
+        "/admin/index": _get(
+            "Index facts (admin)",
+            {"type": "object"},
+            security=_ADMIN,
+            errors={"401": "no credentials", "403": "not an admin"},
+        ),
+        "/admin/audit": _get(
+            "Documents whose dates text and metadata disagree on (admin)",
+            {"type": "object"},
+            security=_ADMIN,
+            errors={"401": "no credentials", "403": "not an admin"},
+        ),
+        "/admin/eval": _post(
+            "Evaluate a question file (admin)",
+            "EvalRequest",
+            {"type": "object"},
+            security=_ADMIN,
+            errors={"401": "no credentials", "403": "not an admin", "404": "no such question file"},
+        ),
     }

@@ -152,6 +152,19 @@ def compose_answer(
     if not bullets:
         answer = abstention(question, filters, dropped)
         return with_note(answer, FOREIGN_NOTE.format(n=foreign)) if foreign else answer
+    return _assemble(question, filters, bullets, dropped, foreign, document_meta, counterpart)
+
+
+def _assemble(
+    question: str,
+    filters: Filters,
+    bullets: list[Bullet],
+    dropped: int,
+    foreign: int,
+    document_meta: Callable[[str], DocumentMeta | None] | None,
+    counterpart: Callable[[Citation, DocumentMeta], dict[str, Any] | None] | None,
+) -> Answer:
+    """The answer around its quotes: heading, one citation per document, version and other notes."""
     heading = heading_for(question, filters)
     answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
     first: dict[str, Citation] = {}  # one citation per document (or URL, without its #page): its first quote

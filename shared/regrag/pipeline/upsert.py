@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from regrag import logs
 from regrag.domain.errors import InvalidInput
 from regrag.domain.messages import ChunksEmbedded, DocumentDeleted
-from regrag.domain.models import SOURCE, SOURCE_SCOPE
+from regrag.domain.models import SOURCE, SOURCE_SCOPE, DocumentMeta
 from regrag.pipeline import versions
 from regrag.pipeline.lexical import chunk_tokens
 from regrag.ports import ChunkStore, LexicalIndex, QuestionIndex, VectorIndex
@@ -42,14 +42,7 @@ def upsert_chunks(
     `questions`: the questions-answered index, whose vectors of obsolete chunks go too (None: not wired).
     """
     meta = message.meta
-    existing = store.get_document(meta.doc_id)
-    if existing is not None and existing[0].source_name and existing[0].source_name != meta.source_name:
-        # Two objects claiming one doc id would silently overwrite each other's articles.
-        raise InvalidInput(
-            f"doc_id {meta.doc_id!r} of {meta.source_name!r} is already used by {existing[0].source_name!r} "
-            f"(corpus {existing[0].corpus!r}); give one of them another doc_id in its sidecar, or delete the other"
-        )
-    current = existing[0].generation if existing is not None else None
+    current = _stored_generation(meta, store)
     if current is not None and current > meta.generation:
         logs.event(
             log,
@@ -90,6 +83,20 @@ def upsert_chunks(
         removed=len(obsolete),
     )
     return UpsertResult("upserted", meta.doc_id, len(chunks), len(obsolete))
+
+
+def _stored_generation(meta: DocumentMeta, store: ChunkStore) -> int | None:
+    """The generation stored under the message's doc id; refused when another object owns that id."""
+    existing = store.get_document(meta.doc_id)
+    if existing is None:
+        return None
+    if existing[0].source_name and existing[0].source_name != meta.source_name:
+        # Two objects claiming one doc id would silently overwrite each other's articles.
+        raise InvalidInput(
+            f"doc_id {meta.doc_id!r} of {meta.source_name!r} is already used by {existing[0].source_name!r} "
+            f"(corpus {existing[0].corpus!r}); give one of them another doc_id in its sidecar, or delete the other"
+        )
+    return existing[0].generation
 
 
 def delete_document(

@@ -266,16 +266,8 @@ def assemble(
     confidences: dict[int, list[float]] = {}
     pos = 0
     for para in paragraphs:
-        first = True
-        for ln in para:
-            text = ln.text
-            if first and ln.box is not None:  # OCR only: a text layer keeps the spaces the PDF has
-                whole = "".join(p.text for p in para)
-                fixed = restore_label_space(whole)
-                label_end = fixed.index(" ") if fixed != whole else len(text) + 1
-                if label_end <= len(text):
-                    text = text[:label_end] + " " + text[label_end:]
-            first = False
+        for i, ln in enumerate(para):
+            text = _with_label_space(ln, para) if i == 0 else ln.text
             start, end = pos, pos + len(text)
             parts.append(text)
             pos = end
@@ -287,6 +279,29 @@ def assemble(
         parts.append("\n")
         pos += 1
     text = "".join(parts)
+    return text, _page_spans(page_numbers, ocr_pages, spans, confidences, line_spans)
+
+
+def _with_label_space(ln: PlacedLine, para: Sequence[PlacedLine]) -> str:
+    """A paragraph's first OCR line with the space after its article label (第X条) that OCR dropped; a text
+    layer keeps the spaces the PDF has."""
+    text = ln.text
+    if ln.box is None:
+        return text
+    whole = "".join(p.text for p in para)
+    fixed = restore_label_space(whole)
+    label_end = fixed.index(" ") if fixed != whole else len(text) + 1
+    return text[:label_end] + " " + text[label_end:] if label_end <= len(text) else text
+
+
+def _page_spans(
+    page_numbers: Sequence[int],
+    ocr_pages: set[int],
+    spans: dict[int, list[int]],
+    confidences: dict[int, list[float]],
+    line_spans: dict[int, list[LineSpan]],
+) -> tuple[PageSpan, ...]:
+    """One PageSpan per page; a page without lines gets an empty span where the previous page ended."""
     pages = []
     previous_end = 0
     for number in page_numbers:
@@ -303,4 +318,4 @@ def assemble(
                 lines=tuple(line_spans.get(number, ())),
             )
         )
-    return text, tuple(pages)
+    return tuple(pages)

@@ -10,7 +10,7 @@ from regrag import logs
 from regrag.config import ConfigError, Settings
 from regrag.pipeline.caching import QueryEmbeddingCache
 from regrag.pipeline.catalog import CorpusCatalog
-from regrag.pipeline.retrieve import Retriever, lexical_texts
+from regrag.pipeline.retrieve import lexical_texts
 from regrag.services import Services
 from regrag.wiring import models
 
@@ -63,14 +63,7 @@ def build_gcp_services(settings: Settings) -> Services:
     lexical = VertexLexicalIndex(index, GcsLexicon(state, f"{prefix}lexicon/df.json", settings.lexicon_refresh_s))
     api_key = gemini_api_key(settings)
     hyde = models.build_hyde(settings, embedder, lexical_texts(lexical, store), api_key=api_key)
-    retriever = Retriever(
-        embedder=embedder,
-        vectors=vectors,
-        lexical=lexical,
-        store=store,
-        config=models.retrieval_config_from(settings),
-        hyde=hyde,
-    )
+    retriever = models.build_retriever(settings, embedder, vectors, lexical, store, hyde)
     reranker = models.build_reranker(settings, api_key=api_key)
     caches = models.cache_counters(embedder, reranker, hyde)
     remote_reranker, composer = models.build_remote_stages(settings)

@@ -6,7 +6,7 @@ from regrag import handlers, logs
 from regrag.config import Settings
 from regrag.pipeline.caching import QueryEmbeddingCache
 from regrag.pipeline.catalog import CorpusCatalog
-from regrag.pipeline.retrieve import Retriever, lexical_texts
+from regrag.pipeline.retrieve import lexical_texts
 from regrag.services import Services
 from regrag.wiring import models
 
@@ -35,15 +35,8 @@ def build_local_services(settings: Settings) -> Services:
     question_index = SqliteQuestionIndex(db)
     # the aids embed with the model itself, past the on-disk vector cache (see models.build_hyde)
     hyde = models.build_hyde(settings, model, lexical_texts(lexical, db))
-    retriever = Retriever(
-        embedder=embedder,
-        vectors=SqliteVectorIndex(db),
-        lexical=lexical,
-        store=db,
-        config=models.retrieval_config_from(settings),
-        hyde=hyde,
-        questions=question_index if settings.questions_index else None,
-    )
+    questions = question_index if settings.questions_index else None
+    retriever = models.build_retriever(settings, embedder, SqliteVectorIndex(db), lexical, db, hyde, questions)
     reranker = models.build_reranker(settings)
     caches = models.cache_counters(embedder, reranker, hyde)
     vector_cache = documents.cache

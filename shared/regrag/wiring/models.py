@@ -19,8 +19,18 @@ from regrag.pipeline.hyde import Hyde
 from regrag.pipeline.query import QueryOptions
 from regrag.pipeline.questions import QuestionsIndexer
 from regrag.pipeline.rerank import LlmReranker, RetrievalOrderReranker
-from regrag.pipeline.retrieve import RetrievalConfig
-from regrag.ports import Composer, Embedder, Generator, OcrEngine, QuestionIndex, Reranker
+from regrag.pipeline.retrieve import RetrievalConfig, Retriever
+from regrag.ports import (
+    ChunkStore,
+    Composer,
+    Embedder,
+    Generator,
+    LexicalIndex,
+    OcrEngine,
+    QuestionIndex,
+    Reranker,
+    VectorIndex,
+)
 from regrag.services import CacheStats
 
 if TYPE_CHECKING:
@@ -180,6 +190,27 @@ def build_aid_generator(
             "REGRAG_GEMINI_VERTEX=true (REGRAG_GENERATOR=local selects the deterministic stand-in)"
         )
     return gemini_generator(settings, key, timeout_s), settings.gemini_model
+
+
+def build_retriever(
+    settings: Settings,
+    embedder: Embedder,
+    vectors: VectorIndex,
+    lexical: LexicalIndex,
+    store: ChunkStore,
+    hyde: Hyde | None,
+    questions: QuestionIndex | None = None,
+) -> Retriever:
+    """The one place a deployment's Retriever is put together (both modes; the evaluation uses the services')."""
+    return Retriever(
+        embedder=embedder,
+        vectors=vectors,
+        lexical=lexical,
+        store=store,
+        config=retrieval_config_from(settings),
+        hyde=hyde,
+        questions=questions,
+    )
 
 
 def build_hyde(
