@@ -82,3 +82,64 @@ def test_filters_mask_before_top_k():
         "c2",
         "c3",
     }
+
+
+def _interleaved(n=300, corpora=("b", "a", "c"), seed=3):
+    """Chunks of three corpora inserted interleaved, with random vectors, terms, provinces and dates."""
+    rng = np.random.default_rng(seed)
+    vocab = {f"t{i}": i for i in range(40)}
+    rows, terms, vectors, table = [], {}, {}, []
+    for i in range(n):
+        rowid = 1000 - i  # row ids descend: the snapshot's order must not depend on them
+        corpus, province = corpora[i % 3], ("gd", "sd")[int(rng.integers(2))]
+        eff, eff_to = 20200101 + int(rng.integers(3)) * 10000, (99991231, 20210601)[int(rng.integers(2))]
+        rows.append((rowid, f"k{i:04d}", corpus, province, "general", "grid", "local", f"d{i // 5}", eff, eff_to))
+        counts = Counter(f"t{t}" for t in rng.integers(0, 40, 6))
+        ids = sorted(counts, key=vocab.get)
+        terms[rowid] = (
+            sum(counts.values()),
+            np.asarray([vocab[t] for t in ids], "<i4").tobytes(),
+            np.asarray([counts[t] for t in ids], "<f4").tobytes(),
+        )
+        vec = rng.standard_normal(8).astype(np.float32)
+        vectors[rowid] = (vec / np.linalg.norm(vec)).astype("<f4").tobytes()
+        table.append((f"k{i:04d}", corpus, province, eff, eff_to, counts, vec / np.linalg.norm(vec)))
+    return build_snapshot(1, rows, vectors, 8, terms, vocab, Bm25Params()), table
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        Filters(),
+        Filters(corpus=("a",)),
+        Filters(corpus=("c", "b")),
+        Filters(corpus=("a",), province=("gd",), as_of="2022-03-01"),
+        Filters(corpus=("b",), date_from="2021-01-01"),
+        Filters(corpus=("zz",)),
+    ],
+)
+def test_searches_by_corpus_run_find_what_a_scan_of_every_row_finds(filters):
+    """Each corpus is searched on its own run of rows; the result must be the scan of all rows, filtered."""
+    snap, table = _interleaved()
+    query = np.random.default_rng(9).standard_normal(8).astype(np.float32)
+    tokens = ["t1", "t2", "t3", "t5", "t8"]
+
+    def passes(corpus, province, eff, eff_to):
+        day = int(filters.as_of.replace("-", "")) if filters.as_of else None
+        return (
+            (not filters.corpus or corpus in filters.corpus)
+            and (not filters.province or province in filters.province)
+            and (not filters.date_from or eff >= int(filters.date_from.replace("-", "")))
+            and (day is None or eff <= day < eff_to)
+        )
+
+    eligible = [r for r in table if passes(*r[1:5])]
+    dense_want = sorted((-float(r[6] @ query), r[0]) for r in eligible)[:20]
+    got = snap.dense(query, filters, 20)
+    assert [h.chunk_id for h in got] == [c for _, c in dense_want]
+    assert [h.score for h in got] == pytest.approx([-s for s, _ in dense_want], rel=1e-5)
+    full = {h.chunk_id: h.score for h in snap.lexical(tokens, Filters(), len(table))}  # BM25 over all rows
+    lexical_want = sorted((-full[r[0]], r[0]) for r in eligible if r[0] in full)[:20]
+    got = snap.lexical(tokens, filters, 20)
+    assert [h.chunk_id for h in got] == [c for _, c in lexical_want]
+    assert snap.lexical(tokens, filters, 20) == got  # served again from the per-run score cache

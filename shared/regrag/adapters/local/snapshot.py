@@ -3,7 +3,10 @@
 SQLite keeps the truth (vectors, term counts, restricts); a `SearchSnapshot` is an immutable set of numpy
 arrays built from it at one index version, so each query is a few vectorised operations:
 
-- filters become one boolean mask over all chunks (allow-lists per field, effective-date range, in force on
+- rows are grouped by corpus, each corpus one contiguous run, and a search with a corpus filter (every
+  search of the retriever's fan-out has one) works on its corpora's runs only: its cost grows with the corpora
+  it searches, not with the whole index (a fan-out over every corpus costs about one unfiltered search);
+- filters become one boolean mask over those rows (allow-lists per field, effective-date range, in force on
   `as_of`), applied before taking the top k, so k matching chunks come back, never k chunks filtered afterwards;
 - dense: cosine similarity is a matrix-vector product of L2-normalised vectors (26.5 k × 384 in ~2 ms);
 - questions (the optional questions-answered index): the same product over the question vectors, reduced to
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -50,7 +54,7 @@ class SearchSnapshot:
     has_terms: np.ndarray
     vocab: dict[str, int]
     indptr: np.ndarray  # CSR over term ids: postings of term t are indptr[t]:indptr[t+1]
-    posting_rows: np.ndarray
+    posting_rows: np.ndarray  # ascending within each term's postings
     posting_weights: np.ndarray  # saturated tf weight per posting
     idf: np.ndarray
     # questions-answered index: (m, dim) question vectors sorted by chunk row; the chunk row of each run of
@@ -58,40 +62,70 @@ class SearchSnapshot:
     question_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), dtype=np.float32))
     question_chunks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     question_starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    # scores of the same query for several corpora (a fan-out) are computed once per snapshot
-    _scores: LruCache[Any] = field(default_factory=lambda: LruCache(16), repr=False, compare=False)
+    corpus_runs: dict[str, tuple[int, int]] = field(default_factory=dict)  # corpus → its rows [start, stop)
+    # scores of one query on one run of rows (a repeated search of the same query is served from here)
+    _scores: LruCache[Any] = field(default_factory=lambda: LruCache(64), repr=False, compare=False)
 
     def mask(self, filters: Filters) -> np.ndarray:
-        keep = np.ones(len(self.chunk_ids), dtype=bool)
+        """Which of all rows pass `filters`."""
+        return self._mask_in(filters, 0, len(self.chunk_ids), by_corpus=True)
+
+    def _runs(self, filters: Filters) -> list[tuple[int, int]]:
+        """The runs of rows a search with `filters` has to look at: its corpora's, or every row."""
+        if not filters.corpus:
+            return [(0, len(self.chunk_ids))]
+        return sorted(self.corpus_runs[c] for c in set(filters.corpus) if c in self.corpus_runs)
+
+    def _mask_in(self, filters: Filters, start: int, stop: int, *, by_corpus: bool = False) -> np.ndarray:
+        """Which rows of [start, stop) pass `filters`; the corpus filter only when `by_corpus` (a run of one
+        corpus has passed it already)."""
+        keep = np.ones(stop - start, dtype=bool)
         for field_name, column in FILTER_FIELDS.items():
             allowed = getattr(filters, field_name)
-            if allowed:
+            if allowed and (by_corpus or column != "corpus"):
                 codes = [self.values[column][v] for v in allowed if v in self.values[column]]
-                keep &= np.isin(self.codes[column], np.asarray(codes, dtype=np.int32))
+                keep &= np.isin(self.codes[column][start:stop], np.asarray(codes, dtype=np.int32))
+        eff = self.eff[start:stop]
         if filters.date_from:
-            keep &= self.eff >= date_int(filters.date_from)
+            keep &= eff >= date_int(filters.date_from)
         if filters.date_to:
-            keep &= self.eff <= date_int(filters.date_to)
+            keep &= eff <= date_int(filters.date_to)
         if filters.as_of and not filters.include_superseded:
             day = date_int(filters.as_of)
-            keep &= (self.eff <= day) & (self.eff_to > day)
+            keep &= (eff <= day) & (self.eff_to[start:stop] > day)
         return keep
 
-    def _top(self, scores: np.ndarray, eligible: np.ndarray, k: int) -> list[Hit]:
+    def _top(self, scores: np.ndarray, eligible: np.ndarray, k: int, offset: int = 0) -> list[tuple[float, str, int]]:
+        """The best k eligible rows of one run as (score, chunk id, row); `scores` and `eligible` are the run's."""
         rows = np.flatnonzero(eligible)
         if rows.size == 0 or k <= 0:
             return []
-        picked = rows[np.argpartition(-scores[rows], min(k, rows.size) - 1)[:k]] if rows.size > k else rows
+        picked = rows
+        if rows.size > k:
+            # every row tied with the k-th best stays in, so that the tie-break by chunk id (in _hits) decides,
+            # not the order argpartition happens to leave the ties in
+            kth = scores[rows[np.argpartition(-scores[rows], k - 1)[k - 1]]]
+            picked = rows[scores[rows] >= kth]
+        return [(float(scores[r]), self.chunk_ids[offset + r], offset + r) for r in picked.tolist()]
+
+    @staticmethod
+    def _hits(found: list[tuple[float, str, int]], k: int) -> list[Hit]:
         # ties broken by chunk id so results do not depend on insertion order
-        order = sorted(picked.tolist(), key=lambda r: (-float(scores[r]), self.chunk_ids[r]))
-        return [Hit(self.chunk_ids[r], float(scores[r]), rank) for rank, r in enumerate(order, 1)]
+        order = sorted(found, key=lambda f: (-f[0], f[1]))[:k]
+        return [Hit(chunk_id, score, rank) for rank, (score, chunk_id, _) in enumerate(order, 1)]
 
     def dense(self, query: np.ndarray, filters: Filters, k: int) -> list[Hit]:
         if not self.has_vector.any():
             return []
         q = np.asarray(query, dtype=np.float32)
-        scores = self._scores.get_or_compute(("dense", q.tobytes()), lambda: self.vectors @ q)
-        return self._top(scores, self.mask(filters) & self.has_vector, k)
+        found = []
+        for start, stop in self._runs(filters):
+            scores = self._scores.get_or_compute(
+                ("dense", start, stop, q.tobytes()), partial(np.matmul, self.vectors[start:stop], q)
+            )
+            eligible = self._mask_in(filters, start, stop) & self.has_vector[start:stop]
+            found.extend(self._top(scores, eligible, k, start))
+        return self._hits(found, k)
 
     def questions(self, query: np.ndarray, filters: Filters, k: int) -> list[Hit]:
         """Chunks ranked by their best question's cosine similarity; the chunk's mask filters before top-k."""
@@ -99,7 +133,7 @@ class SearchSnapshot:
             return []
         q = np.asarray(query, dtype=np.float32)
         best, has_questions = self._scores.get_or_compute(("questions", q.tobytes()), lambda: self._best_questions(q))
-        return self._top(best, self.mask(filters) & has_questions, k)
+        return self._hits(self._top(best, self.mask(filters) & has_questions, k), k)
 
     def _best_questions(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         best = np.zeros(len(self.chunk_ids), dtype=np.float32)
@@ -109,23 +143,34 @@ class SearchSnapshot:
         return best, has_questions
 
     def lexical(self, tokens: Sequence[str], filters: Filters, k: int) -> list[Hit]:
-        scores, touched = self._scores.get_or_compute(("lexical", tuple(tokens)), lambda: self._bm25(tokens))
-        return self._top(scores, self.mask(filters) & self.has_terms & touched, k)
+        found = []
+        for start, stop in self._runs(filters):
+            scores, touched = self._scores.get_or_compute(
+                ("lexical", start, stop, tuple(tokens)), partial(self._bm25, tokens, start, stop)
+            )
+            eligible = self._mask_in(filters, start, stop) & self.has_terms[start:stop] & touched
+            found.extend(self._top(scores, eligible, k, start))
+        return self._hits(found, k)
 
-    def _bm25(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        scores = np.zeros(len(self.chunk_ids), dtype=np.float32)
-        touched = np.zeros(len(self.chunk_ids), dtype=bool)
+    def _bm25(self, tokens: Sequence[str], start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """BM25 scores of the rows [start, stop) (and which of them share a token with the query)."""
+        scores = np.zeros(stop - start, dtype=np.float32)
+        touched = np.zeros(stop - start, dtype=bool)
+        whole = start == 0 and stop == len(self.chunk_ids)
         counts: dict[int, int] = {}
         for token in tokens:
             term = self.vocab.get(token)
             if term is not None and term < len(self.idf):
                 counts[term] = counts.get(term, 0) + 1
         for term, count in counts.items():
-            start, end = self.indptr[term], self.indptr[term + 1]
-            if start == end:
+            lo, hi = int(self.indptr[term]), int(self.indptr[term + 1])
+            if not whole:  # the term's postings in the run: rows ascend within a term
+                first, last = np.searchsorted(self.posting_rows[lo:hi], [start, stop]).tolist()
+                lo, hi = lo + first, lo + last
+            if lo == hi:
                 continue
-            rows = self.posting_rows[start:end]
-            scores[rows] += np.float32(count * self.idf[term]) * self.posting_weights[start:end]
+            rows = self.posting_rows[lo:hi] - start
+            scores[rows] += np.float32(count * self.idf[term]) * self.posting_weights[lo:hi]
             touched[rows] = True
         return scores, touched
 
@@ -147,8 +192,13 @@ def build_snapshot(
         vectors: rowid → float32 bytes. terms: rowid → (length, int32 term ids bytes, float32 counts bytes).
         questions: (chunk rowid, float32 bytes) per generated question; several per chunk.
     """
+    rows = sorted(rows, key=lambda row: (str(row[2]), row[0]))  # each corpus one run, rowid order inside
     n = len(rows)
     position = {row[0]: i for i, row in enumerate(rows)}
+    corpus_runs: dict[str, tuple[int, int]] = {}
+    for i, row in enumerate(rows):
+        begin, _ = corpus_runs.get(str(row[2]), (i, i))
+        corpus_runs[str(row[2])] = (begin, i + 1)
     columns = ("corpus", "province", "asset", "doc_class", "level", "doc_id")
     values: dict[str, dict[str, int]] = {c: {} for c in columns}
     codes = {c: np.zeros(n, dtype=np.int32) for c in columns}
@@ -179,6 +229,7 @@ def build_snapshot(
         question_vectors=question_vectors,
         question_chunks=question_chunks,
         question_starts=question_starts,
+        corpus_runs=corpus_runs,
     )
 
 
@@ -206,10 +257,10 @@ def _postings(
     has_terms = np.zeros(n, dtype=bool)
     lengths = np.zeros(n, dtype=np.float32)
     term_parts, count_parts, row_parts = [], [], []
-    for rowid, (length, ids_blob, counts_blob) in terms.items():
-        if rowid not in position:
-            continue
-        i = position[rowid]
+    # in row order, so that the stable sort by term below leaves each term's postings in ascending rows
+    for i, (length, ids_blob, counts_blob) in sorted(
+        (position[rowid], value) for rowid, value in terms.items() if rowid in position
+    ):
         ids = np.frombuffer(ids_blob, dtype="<i4")
         term_parts.append(ids)
         count_parts.append(np.frombuffer(counts_blob, dtype="<f4"))
