@@ -43,17 +43,17 @@ def synthetic(n: int, corpora: int, seed: int = 7):  # type: ignore[no-untyped-d
     ]
     matrix = rng.standard_normal((n, DIM), dtype=np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    vectors = {i + 1: matrix[i].astype("<f4").tobytes() for i in range(n)}
+    vectors = [(i + 1, matrix[i].astype("<f4").tobytes()) for i in range(n)]
     del matrix
     ranks = np.arange(1, VOCAB + 1, dtype=np.float64)
     p = 1.0 / ranks
     p /= p.sum()
     drawn = rng.choice(VOCAB, (n, TERMS_PER_CHUNK), p=p)
-    terms = {}
+    terms = []
     for i in range(n):
         ids = np.unique(drawn[i]).astype("<i4")
         counts = rng.integers(1, 4, ids.size).astype("<f4")
-        terms[i + 1] = (float(counts.sum()), ids.tobytes(), counts.tobytes())
+        terms.append((i + 1, float(counts.sum()), ids.tobytes(), counts.tobytes()))
     vocab = {f"t{t}": t for t in range(VOCAB)}
     return rows, vectors, terms, vocab
 

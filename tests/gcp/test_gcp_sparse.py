@@ -81,7 +81,7 @@ def test_restricts_select_exactly_what_the_local_index_selects():
             (rowid, m.doc_id, r["corpus"], r["province"], r["asset"], r["doc_class"], r["level"], r["doc_id"],
              r["eff"], r["eff_to"])
         )  # fmt: skip
-    snapshot = build_snapshot(1, rows, {}, None, {}, {}, Bm25Params())
+    snapshot = build_snapshot(1, rows, (), None, (), {}, Bm25Params())
     points = {m.doc_id: datapoint_restricts(m) for m in metas}
     for m in metas:  # the same values on both sides
         local, ours = restricts(m), points[m.doc_id]

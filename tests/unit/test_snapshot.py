@@ -51,7 +51,7 @@ def snapshot(params, province=("gd", "sd", "gd", "national"), eff_to=(99991231,)
             np.asarray([counts[t] for t in ids], "<f4").tobytes(),
         )
     vectors = {i + 10: np.eye(4, dtype="<f4")[i].tobytes() for i in range(4)}
-    return build_snapshot(7, rows, vectors, 4, terms, vocab, params)
+    return build_snapshot(7, rows, vectors.items(), 4, [(r, *v) for r, v in terms.items()], vocab, params)
 
 
 @pytest.mark.parametrize("params", [Bm25Params(), Bm25Params(1.2, 0.75), Bm25Params(2.0, 1.0)])
@@ -104,7 +104,8 @@ def _interleaved(n=300, corpora=("b", "a", "c"), seed=3):
         vec = rng.standard_normal(8).astype(np.float32)
         vectors[rowid] = (vec / np.linalg.norm(vec)).astype("<f4").tobytes()
         table.append((f"k{i:04d}", corpus, province, eff, eff_to, counts, vec / np.linalg.norm(vec)))
-    return build_snapshot(1, rows, vectors, 8, terms, vocab, Bm25Params()), table
+    lex = [(r, *v) for r, v in terms.items()]
+    return build_snapshot(1, rows, vectors.items(), 8, lex, vocab, Bm25Params()), table
 
 
 @pytest.mark.parametrize(

@@ -231,23 +231,28 @@ class SqliteSearchStore(SqliteFile):
             con.execute("BEGIN")  # one read transaction: every table at the same version
             try:
                 version = self.index_version()
-                rows = con.execute(
-                    "SELECT r.rowid, k.id, r.corpus, r.province, r.asset, r.doc_class, r.level, r.doc_id, r.eff, "
-                    "r.eff_to FROM restrict r JOIN chunk_key k ON k.rowid = r.rowid ORDER BY r.rowid"
-                ).fetchall()
-                vectors = dict(con.execute("SELECT rowid, emb FROM vec_store").fetchall())
-                terms = {
-                    r[0]: (r[1], r[2], r[3]) for r in con.execute("SELECT rowid, length, term_ids, counts FROM lex")
-                }
                 vocab = dict(con.execute("SELECT term, id FROM lex_vocab").fetchall())
                 questions = (
                     con.execute("SELECT chunk_rowid, emb FROM question_vec ORDER BY chunk_rowid, n").fetchall()
                     if self.search_questions_enabled
                     else []
                 )
+                # cursors: build_snapshot reads each table one row at a time
+                self._snapshot = build_snapshot(
+                    version,
+                    con.execute(
+                        "SELECT r.rowid, k.id, r.corpus, r.province, r.asset, r.doc_class, r.level, r.doc_id, "
+                        "r.eff, r.eff_to FROM restrict r JOIN chunk_key k ON k.rowid = r.rowid ORDER BY r.rowid"
+                    ),
+                    con.execute("SELECT rowid, emb FROM vec_store"),
+                    self._dimension,
+                    con.execute("SELECT rowid, length, term_ids, counts FROM lex"),
+                    vocab,
+                    self.bm25,
+                    questions,
+                )
             finally:
                 con.execute("COMMIT")
-            self._snapshot = build_snapshot(version, rows, vectors, self._dimension, terms, vocab, self.bm25, questions)
             return self._snapshot
 
     def search_vectors(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:

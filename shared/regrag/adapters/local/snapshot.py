@@ -20,7 +20,9 @@ arrays built from it at one index version, so each query is a few vectorised ope
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -177,47 +179,35 @@ class SearchSnapshot:
 
 def build_snapshot(
     version: int,
-    rows: list[tuple[Any, ...]],
-    vectors: dict[int, bytes],
+    rows: Iterable[tuple[Any, ...]],
+    vectors: Iterable[tuple[int, bytes]],
     dimension: int | None,
-    terms: dict[int, tuple[int, bytes, bytes]],
+    terms: Iterable[tuple[int, float, bytes, bytes]],
     vocab: dict[str, int],
     params: Bm25Params,
     questions: Sequence[tuple[int, bytes]] = (),
 ) -> SearchSnapshot:
-    """Arrays from table rows.
+    """Arrays from table rows, read one row at a time (database cursors): no table is ever held as Python
+    objects, which at a million chunks took gigabytes that the allocator then kept.
 
     Args:
         rows: (rowid, chunk id, corpus, province, asset, doc_class, level, doc_id, eff, eff_to) per chunk.
-        vectors: rowid → float32 bytes. terms: rowid → (length, int32 term ids bytes, float32 counts bytes).
+        vectors: (rowid, float32 bytes). terms: (rowid, length, int32 term ids bytes, float32 counts bytes).
         questions: (chunk rowid, float32 bytes) per generated question; several per chunk.
     """
-    rows = sorted(rows, key=lambda row: (str(row[2]), row[0]))  # each corpus one run, rowid order inside
-    n = len(rows)
-    position = {row[0]: i for i, row in enumerate(rows)}
-    corpus_runs: dict[str, tuple[int, int]] = {}
-    for i, row in enumerate(rows):
-        begin, _ = corpus_runs.get(str(row[2]), (i, i))
-        corpus_runs[str(row[2])] = (begin, i + 1)
-    columns = ("corpus", "province", "asset", "doc_class", "level", "doc_id")
-    values: dict[str, dict[str, int]] = {c: {} for c in columns}
-    codes = {c: np.zeros(n, dtype=np.int32) for c in columns}
-    for i, row in enumerate(rows):
-        for j, column in enumerate(columns):
-            codes[column][i] = values[column].setdefault(str(row[2 + j]), len(values[column]))
-    eff = np.asarray([row[8] for row in rows], dtype=np.int64)
-    eff_to = np.asarray([row[9] for row in rows], dtype=np.int64)
+    table = _Table.read(rows)
+    n = len(table.chunk_ids)
     dim = dimension or 1
-    matrix, has_vector = _dense_arrays(vectors, position, n, dim)
-    has_terms, indptr, posting_rows, weights, idf = _postings(terms, position, n, vocab, params)
-    question_vectors, question_chunks, question_starts = _question_arrays(questions, position, dim)
+    matrix, has_vector = _dense_arrays(vectors, table.position, n, dim)
+    has_terms, indptr, posting_rows, weights, idf = _postings(terms, table.position, n, vocab, params)
+    question_vectors, question_chunks, question_starts = _question_arrays(questions, table.position, dim)
     return SearchSnapshot(
         version=version,
-        chunk_ids=tuple(str(row[1]) for row in rows),
-        codes=codes,
-        values=values,
-        eff=eff,
-        eff_to=eff_to,
+        chunk_ids=table.chunk_ids,
+        codes=table.codes,
+        values=table.values,
+        eff=table.eff,
+        eff_to=table.eff_to,
         has_vector=has_vector,
         vectors=matrix,
         has_terms=has_terms,
@@ -229,59 +219,121 @@ def build_snapshot(
         question_vectors=question_vectors,
         question_chunks=question_chunks,
         question_starts=question_starts,
-        corpus_runs=corpus_runs,
+        corpus_runs=table.corpus_runs,
     )
 
 
+_COLUMNS = ("corpus", "province", "asset", "doc_class", "level", "doc_id")
+
+
+@dataclass(frozen=True)
+class _Table:
+    """The chunks' filter columns, in snapshot order: grouped by corpus (names sorted), rowid order inside."""
+
+    chunk_ids: tuple[str, ...]
+    codes: dict[str, np.ndarray]
+    values: dict[str, dict[str, int]]
+    eff: np.ndarray
+    eff_to: np.ndarray
+    position: np.ndarray  # rowid → row in the snapshot, -1 for a rowid without one
+    corpus_runs: dict[str, tuple[int, int]]
+
+    @classmethod
+    def read(cls, rows: Iterable[tuple[Any, ...]]) -> _Table:
+        rowids, eff, eff_to = array("q"), array("q"), array("q")
+        ids: list[str] = []
+        values: dict[str, dict[str, int]] = {c: {} for c in _COLUMNS}
+        codes = {c: array("i") for c in _COLUMNS}
+        for row in rows:
+            rowids.append(row[0])
+            ids.append(str(row[1]))
+            for j, column in enumerate(_COLUMNS):
+                codes[column].append(values[column].setdefault(str(row[2 + j]), len(values[column])))
+            eff.append(row[8])
+            eff_to.append(row[9])
+        rowid = np.frombuffer(rowids, dtype=np.int64) if rowids else np.zeros(0, dtype=np.int64)
+        corpus_rank = np.zeros(len(values["corpus"]), dtype=np.int64)
+        for rank, name in enumerate(sorted(values["corpus"])):
+            corpus_rank[values["corpus"][name]] = rank
+        corpus = np.asarray(codes["corpus"], dtype=np.int32)
+        order = np.lexsort((rowid, corpus_rank[corpus])) if rowid.size else np.zeros(0, dtype=np.int64)
+        position = np.full(int(rowid.max()) + 1 if rowid.size else 0, -1, dtype=np.int64)
+        position[rowid[order]] = np.arange(order.size)
+        sorted_corpus = corpus[order]
+        changes = np.flatnonzero(sorted_corpus[1:] != sorted_corpus[:-1]) + 1
+        bounds = [0, *changes.tolist(), order.size] if order.size else []
+        names = {code: name for name, code in values["corpus"].items()}
+        runs = {names[int(sorted_corpus[a])]: (a, b) for a, b in itertools.pairwise(bounds)}
+        return cls(
+            chunk_ids=tuple(ids[i] for i in order.tolist()),
+            codes={c: np.asarray(codes[c], dtype=np.int32)[order] for c in _COLUMNS},
+            values=values,
+            eff=np.asarray(eff, dtype=np.int64)[order],
+            eff_to=np.asarray(eff_to, dtype=np.int64)[order],
+            position=position,
+            corpus_runs=runs,
+        )
+
+
+def _row_of(position: np.ndarray, rowid: int) -> int:
+    return int(position[rowid]) if 0 <= rowid < position.size else -1
+
+
 def _dense_arrays(
-    vectors: dict[int, bytes], position: dict[int, int], n: int, dim: int
+    vectors: Iterable[tuple[int, bytes]], position: np.ndarray, n: int, dim: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """(n, dim) float32 vectors in row order, zero rows where a chunk has none; and which rows have one."""
     matrix = np.zeros((n, dim), dtype=np.float32)
     has_vector = np.zeros(n, dtype=bool)
-    for rowid, blob in vectors.items():
-        if rowid in position:
-            matrix[position[rowid]] = np.frombuffer(blob, dtype="<f4")
-            has_vector[position[rowid]] = True
+    for rowid, blob in vectors:
+        i = _row_of(position, rowid)
+        if i >= 0:
+            matrix[i] = np.frombuffer(blob, dtype="<f4")
+            has_vector[i] = True
     return matrix, has_vector
 
 
 def _postings(
-    terms: dict[int, tuple[int, bytes, bytes]],
-    position: dict[int, int],
+    terms: Iterable[tuple[int, float, bytes, bytes]],
+    position: np.ndarray,
     n: int,
     vocab: dict[str, int],
     params: Bm25Params,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """BM25 postings as CSR over term ids: (has_terms, indptr, posting rows, saturated tf weights, idf)."""
+    """BM25 postings as CSR over term ids: (has_terms, indptr, posting rows, saturated tf weights, idf).
+
+    Each term's postings are in ascending rows (searches of one corpus run look theirs up by bisection)."""
     has_terms = np.zeros(n, dtype=bool)
     lengths = np.zeros(n, dtype=np.float32)
-    term_parts, count_parts, row_parts = [], [], []
-    # in row order, so that the stable sort by term below leaves each term's postings in ascending rows
-    for i, (length, ids_blob, counts_blob) in sorted(
-        (position[rowid], value) for rowid, value in terms.items() if rowid in position
-    ):
-        ids = np.frombuffer(ids_blob, dtype="<i4")
-        term_parts.append(ids)
-        count_parts.append(np.frombuffer(counts_blob, dtype="<f4"))
-        row_parts.append(np.full(ids.size, i, dtype=np.int32))
+    term_bytes, count_bytes = bytearray(), bytearray()
+    rows, sizes = array("q"), array("q")
+    for rowid, length, ids_blob, counts_blob in terms:
+        i = _row_of(position, rowid)
+        if i < 0:
+            continue
+        term_bytes += ids_blob
+        count_bytes += counts_blob
+        rows.append(i)
+        sizes.append(len(ids_blob) // 4)
         lengths[i] = length
         has_terms[i] = True
     vocab_size = max(vocab.values(), default=-1) + 1
-    if not term_parts:
-        empty = np.zeros(0, dtype=np.float32)
+    if not term_bytes:
         return (
             has_terms,
             np.zeros(vocab_size + 1, dtype=np.int64),
             np.zeros(0, dtype=np.int32),
-            empty,
+            np.zeros(0, dtype=np.float32),
             np.zeros(vocab_size),
         )
-    term_ids = np.concatenate(term_parts)
-    tfs = np.concatenate(count_parts).astype(np.float32)
-    posting_rows = np.concatenate(row_parts)
-    order = np.argsort(term_ids, kind="stable")
-    term_ids, tfs, posting_rows = term_ids[order], tfs[order], posting_rows[order]
+    term_ids = np.frombuffer(term_bytes, dtype="<i4")
+    posting_rows = np.repeat(np.frombuffer(rows, dtype=np.int64), np.frombuffer(sizes, dtype=np.int64))
+    order = np.argsort(term_ids.astype(np.int64) * max(n, 1) + posting_rows)  # by term, then row
+    del rows, sizes
+    term_ids = term_ids[order]
+    tfs = np.frombuffer(count_bytes, dtype="<f4")[order].astype(np.float32)
+    posting_rows = posting_rows[order].astype(np.int32)
+    del order, term_bytes, count_bytes
     df = np.bincount(term_ids, minlength=vocab_size).astype(np.float64)
     indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
     docs = float(has_terms.sum())
@@ -293,13 +345,14 @@ def _postings(
 
 
 def _question_arrays(
-    questions: Sequence[tuple[int, bytes]], position: dict[int, int], dim: int
+    questions: Sequence[tuple[int, bytes]], position: np.ndarray, dim: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Question vectors grouped by chunk row: (vectors, chunk row of each group, first index of each group).
 
     A question whose chunk has no restrict row (deleted meanwhile) is left out: it could never pass a filter.
     """
-    kept = sorted(((position[rowid], blob) for rowid, blob in questions if rowid in position), key=lambda p: p[0])
+    found = ((_row_of(position, rowid), blob) for rowid, blob in questions)
+    kept = sorted(((row, blob) for row, blob in found if row >= 0), key=lambda p: p[0])
     if not kept:
         return np.zeros((0, dim), dtype=np.float32), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     matrix = np.vstack([np.frombuffer(blob, dtype="<f4") for _, blob in kept]).astype(np.float32)
