@@ -1,5 +1,7 @@
 """The contract suites against the local adapters."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -88,6 +90,25 @@ class TestE5Embedder(EmbedderContract):
         q = embedder.embed_query("光伏发电项目怎么接入电网？")
         docs = embedder.embed_documents(["电网企业应当为太阳能发电项目提供并网服务。", "禁止在风景名胜区内采石。"])
         assert float(docs[0] @ q) > float(docs[1] @ q)
+
+    def test_a_short_question_does_not_wait_for_the_long_lane(self, embedder):
+        """While a long job holds the long lane (a long question or a batch of passages), a short question is
+        answered from the short lane: it never queues behind it."""
+        short = "供电企业停电应当提前几天通知用户？"
+        alone = embedder.embed_query(short)
+        embedder._long.lock.acquire(10_000)  # a long job is running
+        try:
+            done = []
+            worker = threading.Thread(target=lambda: done.append(embedder.embed_query(short)))
+            worker.start()
+            worker.join(timeout=60)
+            assert done, "the short question waited for the long lane"
+            np.testing.assert_array_equal(done[0], alone)
+        finally:
+            embedder._long.lock.release()
+        long_question = "光伏发电项目并网需要满足哪些条件？" * 20  # over short_chars: the long lane
+        assert len(long_question) > embedder.short_chars
+        assert float(embedder.embed_query(long_question) @ alone) > 0
 
 
 class TestCachingEmbedder(EmbedderContract):
