@@ -117,6 +117,7 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, required=True)
     ap.add_argument("--vector-cache", type=Path)
     ap.add_argument("--clients", type=int, default=200)
+    ap.add_argument("--only-long", action="store_true", help="only the short-behind-long scenario")
     args = ap.parse_args()
     rows = [json.loads(x) for x in DEFAULT_EVAL.read_text(encoding="utf-8").splitlines() if x.strip()]
     lay = DEFAULT_EVAL.with_name("lay-dev.jsonl")
@@ -128,7 +129,7 @@ def main() -> None:
         f"{args.clients} clients over 8 new questions": [EIGHT[i % 8] for i in range(args.clients)],
         f"{args.clients} clients over {len(set(distinct))} distinct questions": distinct,
     }
-    for name, questions in scenarios.items():
+    for name, questions in scenarios.items() if not args.only_long else ():
         port = free_port()
         proc = start_server(args.data_dir, args.vector_cache, port)
         try:

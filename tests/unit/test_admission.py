@@ -30,6 +30,51 @@ def test_waiting_callers_are_served_smallest_first():
     assert order == [30, 1500, 2000]
 
 
+def _hold(gate: Admission, cost: int, release: threading.Event, admitted: list[int]) -> threading.Thread:
+    """A request of `cost` on its own thread (as the server runs each): enter, note it, hold until released."""
+
+    def run() -> None:
+        if gate.enter(cost):
+            admitted.append(cost)
+            release.wait(10)
+            gate.leave()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_long_requests_leave_a_slot_for_short_questions():
+    gate = Admission(Limits(max_active=2, max_waiting=10, wait_s=5, long_bytes=1000))
+    admitted: list[int] = []
+    first_long, second_long, short = threading.Event(), threading.Event(), threading.Event()
+    threads = [_hold(gate, 5000, first_long, admitted)]
+    time.sleep(0.05)
+    threads.append(_hold(gate, 6000, second_long, admitted))
+    time.sleep(0.1)
+    assert admitted == [5000] and gate.waiting == 1  # a slot is free, but not for a second long request
+    threads.append(_hold(gate, 200, short, admitted))
+    time.sleep(0.1)
+    assert admitted == [5000, 200]  # the short question took the free slot at once
+    short.set()
+    time.sleep(0.1)
+    assert admitted == [5000, 200]  # its slot stays kept for short questions
+    first_long.set()
+    time.sleep(0.1)
+    assert admitted == [5000, 200, 6000]  # one long request at a time
+    second_long.set()
+    for thread in threads:
+        thread.join(5)
+    assert gate.waiting == 0 and gate.refused == 0
+
+
+def test_one_slot_serves_long_requests_too():
+    gate = Admission(Limits(max_active=1, max_waiting=10, wait_s=5, long_bytes=1000))
+    assert gate.enter(5000)
+    gate.leave()
+    assert gate.enter(5000)
+
+
 def test_a_full_room_is_refused_at_once_and_a_long_wait_times_out():
     gate = Admission(Limits(max_active=1, max_waiting=1, wait_s=0.3))
     assert gate.enter()

@@ -39,6 +39,7 @@ class Limits:
     max_waiting: int = 192
     wait_s: float = 2.5
     retry_after_s: int = 2
+    long_bytes: int = 1024  # a request body over this is a long question (about 300 characters and filters)
 
     @property
     def threads(self) -> int:
@@ -52,7 +53,9 @@ class Admission:
     once: the room is full, or the wait it would face (callers ahead × the recent time per question ÷ slots)
     exceeds `wait_s`; or after waiting `wait_s` in vain. Waiting callers are served by increasing cost (the
     request's size): a short question never queues behind long ones that arrived first, which with FIFO made
-    one wait for four 2,000-character questions."""
+    one wait for four 2,000-character questions. Long requests (body over `long_bytes`) hold at most
+    `max_active − 1` slots: one is always left for short questions, which otherwise waited for a long one
+    to finish (p95 1.14 s behind four long questions; the embedder has a short lane for the same reason)."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -62,16 +65,21 @@ class Admission:
         self._tickets = itertools.count()
         self.refused = 0
         self.service_s = 0.02  # moving average of the time a question holds a slot; updated by leave()
-        self._entered: dict[int, float] = {}
+        self._entered: dict[int, tuple[float, bool]] = {}  # thread → (entered at, long)
+        self._long_active = 0
+        self._long_cap = max(1, limits.max_active - 1)
 
     @property
     def waiting(self) -> int:
         return len(self._queue)
 
+    def _may_run(self, cost: int) -> bool:
+        return bool(self._free) and (cost <= self.limits.long_bytes or self._long_active < self._long_cap)
+
     def enter(self, cost: int = 0) -> bool:
         with self._cond:
-            if self._free and not self._queue:
-                return self._take()
+            if self._may_run(cost) and not self._queue:
+                return self._take(cost)
             expected_s = (len(self._queue) + 1) * self.service_s / self.limits.max_active
             if len(self._queue) >= self.limits.max_waiting or expected_s > self.limits.wait_s:
                 self.refused += 1
@@ -79,7 +87,8 @@ class Admission:
             ticket = (cost, next(self._tickets))
             heapq.heappush(self._queue, ticket)
             deadline = time.monotonic() + self.limits.wait_s
-            while not (self._free and self._queue[0] == ticket):
+            # shorter requests are ahead in the heap, so a long one at the head only waits for its own kind
+            while not (self._may_run(cost) and self._queue[0] == ticket):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._queue.remove(ticket)
@@ -89,18 +98,21 @@ class Admission:
                     return False
                 self._cond.wait(left)
             heapq.heappop(self._queue)
-            return self._take()
+            return self._take(cost)
 
-    def _take(self) -> bool:
+    def _take(self, cost: int) -> bool:
+        long = cost > self.limits.long_bytes
         self._free -= 1
-        self._entered[threading.get_ident()] = time.perf_counter()
+        self._long_active += long
+        self._entered[threading.get_ident()] = (time.perf_counter(), long)
         return True
 
     def leave(self) -> None:
         with self._cond:
-            started = self._entered.pop(threading.get_ident(), None)
-            if started is not None:
-                self.service_s = 0.8 * self.service_s + 0.2 * (time.perf_counter() - started)
+            entered = self._entered.pop(threading.get_ident(), None)
+            if entered is not None:
+                self.service_s = 0.8 * self.service_s + 0.2 * (time.perf_counter() - entered[0])
+                self._long_active -= entered[1]
             self._free += 1
             self._cond.notify_all()
 
