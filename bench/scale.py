@@ -10,7 +10,8 @@ the copies it adds into the previous size's index (`regrag ingest`, a real subpr
 
 - ingest: wall time and chunks/s of the added copies (cached vectors), and of a re-ingest of every file unchanged;
 - index size on disk (the data folder);
-- serve: start-up time to the first 200 from /healthz, steady RSS after the questions;
+- serve: start-up time to the first 200 from /healthz (the warm-up builds the search snapshot and, at 100,000
+  chunks or more, saves it), then a restart (the saved snapshot mapped), steady RSS after the questions;
 - query p50/p95 over HTTP (dev questions, query-embedding cache warm: one round unmeasured first), over the
   default corpus, with a province filter, and fanned out over all corpora (`corpora` = every corpus);
 - in-process p50/p95 of the same three, in this process (the index opened read-only by the same code).
@@ -138,6 +139,18 @@ def measure_http(data: Path, cache: Path, cases: dict[str, list[dict]]) -> dict:
         proc.wait(timeout=30)
 
 
+def measure_restart(data: Path, cache: Path) -> float:
+    """A second start: the search snapshot saved by the first (when the index is large enough) is mapped."""
+    port = free_port()
+    started = time.perf_counter()
+    proc = start_server(data, cache, port)
+    try:
+        return time.perf_counter() - started
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def measure_in_process(data: Path, cache: Path, cases: dict[str, list[dict]]) -> dict:
     env = {**os.environ, "LOG_LEVEL": "ERROR"}
     settings = Settings.from_env(env, data_dir=data, vector_cache=cache, rerank=False)
@@ -171,7 +184,7 @@ def main() -> None:
     data = args.work / "data"
     questions = [q for q in load_questions(args.questions) if q.get("answerable", True)]
     print(
-        "| copies | chunks | added: s, chunks/s | unchanged re-ingest: s, chunks/s | disk | serve start | "
+        "| copies | chunks | added: s, chunks/s | unchanged re-ingest: s, chunks/s | disk | serve start / restart | "
         "RSS | HTTP p50/p95 one · filtered · fan-out (ms) | in-process p50/p95 one · filtered · fan-out (ms) |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
@@ -198,12 +211,14 @@ def main() -> None:
         corpora = ["default"] + [f"copy{i}" for i in range(1, min(size - 1, CORPORA) + 1)]
         cases = bodies(questions, corpora)
         served = measure_http(data, args.vector_cache, cases)
+        restart_s = measure_restart(data, args.vector_cache)
         inproc = measure_in_process(data, args.vector_cache, cases)
         fmt = " · ".join(f"{served[n][0]:.0f}/{served[n][1]:.0f}" for n in cases)
         fmt_in = " · ".join(f"{inproc[n][0]:.0f}/{inproc[n][1]:.0f}" for n in cases)
         print(
             f"| {size}× | {total:,} | {add_s:.0f} s, {new_chunks / add_s:,.0f} | {re_s:.0f} s, {total / re_s:,.0f} | "
-            f"{disk_mb(data):,.0f} MB | {served['startup_s']:.1f} s | {served['rss_mb']:,.0f} MB | {fmt} | {fmt_in} |",
+            f"{disk_mb(data):,.0f} MB | {served['startup_s']:.1f} s / {restart_s:.1f} s | "
+            f"{served['rss_mb']:,.0f} MB | {fmt} | {fmt_in} |",
             flush=True,
         )
     print(f"bench process peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")

@@ -52,6 +52,11 @@ class Settings:
     )
     corpus_timeout_s: float = field(default=3.0, metadata={"env": "REGRAG_CORPUS_TIMEOUT_S", "min": 0.05})
     query_cache_size: int = field(default=2048, metadata={"env": "REGRAG_QUERY_CACHE_SIZE", "min": 0})
+    # local mode: an index of at least this many chunks keeps its search snapshot on disk (snapshot_files.py),
+    # so a server start maps it instead of rebuilding it; 0 = always
+    snapshot_files_min_chunks: int = field(
+        default=100_000, metadata={"env": "REGRAG_SNAPSHOT_FILES_MIN_CHUNKS", "min": 0}
+    )
     admin_token: str | None = field(default=None, repr=False, metadata={"env": "REGRAG_ADMIN_TOKEN", "secret": True})
     # GCP mode: who may call /admin/* (comma-separated emails: the scheduler's service account, operators). The
     # caller's identity is the email of the ID token Cloud Run IAM verified (pipeline/admin.py); unset: disabled.

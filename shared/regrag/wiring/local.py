@@ -30,6 +30,7 @@ def build_local_services(settings: Settings) -> Services:
         embedder.model_id,
         models.bm25_params_from(settings),
         search_questions=settings.questions_index,
+        snapshot_files_min_chunks=settings.snapshot_files_min_chunks,
     )
     lexical = SqliteLexicalIndex(db)
     question_index = SqliteQuestionIndex(db)

@@ -7,11 +7,13 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from regrag.adapters.local import snapshot_files
 from regrag.adapters.local.index_file import SqliteFile
 from regrag.adapters.local.snapshot import SearchSnapshot, build_snapshot
 from regrag.domain.errors import InvalidInput
@@ -46,16 +48,20 @@ class SqliteSearchStore(SqliteFile):
         bm25: Bm25Params | None = None,
         *,
         search_questions: bool = True,
+        snapshot_files_min_chunks: int | None = None,
     ) -> None:
         """`search_questions`: load the questions-answered index into the search snapshot. Off, its vectors
         are still written and deleted but never read, so an index that holds them costs no memory or load time
-        while the aid is switched off."""
+        while the aid is switched off. `snapshot_files_min_chunks`: keep a snapshot of at least this many chunks
+        on disk (snapshot_files.py); None: never."""
         super().__init__(path, dimension, model_id)
         self.bm25 = bm25 or Bm25Params()
         self.search_questions_enabled = search_questions
         self._snapshot: SearchSnapshot | None = None
         self._snapshot_lock = threading.Lock()
         self._vocab: dict[str, int] = {}  # term ids never change once assigned, so a process may cache them
+        self._files_min = snapshot_files_min_chunks
+        self._files = snapshot_files.folder_for(self.path)
 
     def _require_vectors(self, dimension: int | None = None) -> None:
         if self._dimension is None:
@@ -227,33 +233,47 @@ class SqliteSearchStore(SqliteFile):
         with self._snapshot_lock:
             if self._snapshot is not None and self._snapshot.version == version:
                 return self._snapshot
-            con = self._con()
-            con.execute("BEGIN")  # one read transaction: every table at the same version
-            try:
-                version = self.index_version()
-                vocab = dict(con.execute("SELECT term, id FROM lex_vocab").fetchall())
-                questions = (
-                    con.execute("SELECT chunk_rowid, emb FROM question_vec ORDER BY chunk_rowid, n").fetchall()
-                    if self.search_questions_enabled
-                    else []
-                )
-                # cursors: build_snapshot reads each table one row at a time
-                self._snapshot = build_snapshot(
-                    version,
-                    con.execute(
-                        "SELECT r.rowid, k.id, r.corpus, r.province, r.asset, r.doc_class, r.level, r.doc_id, "
-                        "r.eff, r.eff_to FROM restrict r JOIN chunk_key k ON k.rowid = r.rowid ORDER BY r.rowid"
-                    ),
-                    con.execute("SELECT rowid, emb FROM vec_store"),
-                    self._dimension,
-                    con.execute("SELECT rowid, length, term_ids, counts FROM lex"),
-                    vocab,
-                    self.bm25,
-                    questions,
-                )
-            finally:
-                con.execute("COMMIT")
+            if self._files_min is not None:
+                loaded = snapshot_files.load(self._files, version, self._snapshot_settings())
+                if loaded is not None:
+                    self._snapshot = loaded
+                    return loaded
+            self._snapshot = self._build_snapshot()
+            if self._files_min is not None and len(self._snapshot.chunk_ids) >= self._files_min:
+                snapshot_files.save(self._snapshot, self._files, self._snapshot_settings())
             return self._snapshot
+
+    def _snapshot_settings(self) -> dict[str, Any]:
+        """What the snapshot's arrays depend on besides the index's tables."""
+        return {"dimension": self._dimension, "bm25": asdict(self.bm25), "questions": self.search_questions_enabled}
+
+    def _build_snapshot(self) -> SearchSnapshot:
+        con = self._con()
+        con.execute("BEGIN")  # one read transaction: every table at the same version
+        try:
+            version = self.index_version()
+            vocab = dict(con.execute("SELECT term, id FROM lex_vocab").fetchall())
+            questions = (
+                con.execute("SELECT chunk_rowid, emb FROM question_vec ORDER BY chunk_rowid, n").fetchall()
+                if self.search_questions_enabled
+                else []
+            )
+            # cursors: build_snapshot reads each table one row at a time
+            return build_snapshot(
+                version,
+                con.execute(
+                    "SELECT r.rowid, k.id, r.corpus, r.province, r.asset, r.doc_class, r.level, r.doc_id, "
+                    "r.eff, r.eff_to FROM restrict r JOIN chunk_key k ON k.rowid = r.rowid ORDER BY r.rowid"
+                ),
+                con.execute("SELECT rowid, emb FROM vec_store"),
+                self._dimension,
+                con.execute("SELECT rowid, length, term_ids, counts FROM lex"),
+                vocab,
+                self.bm25,
+                questions,
+            )
+        finally:
+            con.execute("COMMIT")
 
     def search_vectors(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
         """Exact cosine KNN over the chunks that pass `filters` (score = cosine similarity)."""
