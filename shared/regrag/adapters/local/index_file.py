@@ -18,6 +18,9 @@ CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS document(
   doc_id TEXT PRIMARY KEY, corpus TEXT NOT NULL, generation INTEGER NOT NULL,
   meta_json TEXT NOT NULL, text TEXT NOT NULL, updated_at TEXT NOT NULL);
+-- version links are looked up on every put and delete: indexed, so that cost does not grow with the documents
+CREATE INDEX IF NOT EXISTS document_supersedes ON document(json_extract(meta_json, '$.supersedes'));
+CREATE INDEX IF NOT EXISTS document_superseded_by ON document(json_extract(meta_json, '$.superseded_by'));
 CREATE TABLE IF NOT EXISTS doc_part(
   doc_id TEXT NOT NULL, generation INTEGER NOT NULL, part INTEGER NOT NULL, parts INTEGER NOT NULL,
   chunk_ids TEXT NOT NULL, PRIMARY KEY(doc_id, generation, part));
