@@ -20,7 +20,7 @@ from regrag.adapters.gcp.restricts import (
 )
 from regrag.adapters.gcp.sparse import Lexicon, document_vector, query_vector, token_dimension
 from regrag.adapters.local.search_store import restricts
-from regrag.adapters.local.snapshot import build_snapshot
+from regrag.adapters.local.snapshot_build import build_snapshot
 from regrag.domain.errors import InvalidInput
 from regrag.domain.lexical import Bm25Params
 from regrag.domain.models import Filters

@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from regrag.adapters.local.snapshot import build_snapshot
+from regrag.adapters.local.snapshot_build import build_snapshot
 from regrag.domain.lexical import Bm25Params
 from regrag.domain.models import Filters
 

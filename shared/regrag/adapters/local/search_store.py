@@ -15,7 +15,8 @@ import numpy as np
 
 from regrag.adapters.local import snapshot_files
 from regrag.adapters.local.index_file import SqliteFile
-from regrag.adapters.local.snapshot import SearchSnapshot, build_snapshot
+from regrag.adapters.local.snapshot import SearchSnapshot
+from regrag.adapters.local.snapshot_build import build_snapshot
 from regrag.domain.errors import InvalidInput
 from regrag.domain.lexical import Bm25Params
 from regrag.domain.models import Chunk, DocumentMeta, Filters, Hit, date_int

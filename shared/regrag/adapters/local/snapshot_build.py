@@ -1,0 +1,200 @@
+"""Building a SearchSnapshot (snapshot.py) from the index's tables, read one row at a time: the filter columns
+in snapshot order (grouped by corpus), the dense matrix, the BM25 postings as CSR with their saturated weights
+(the formula is in snapshot.py's docstring), and the questions-answered vectors grouped by chunk."""
+
+from __future__ import annotations
+
+import itertools
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from regrag.adapters.local.snapshot import SearchSnapshot
+from regrag.domain.lexical import Bm25Params
+
+
+def build_snapshot(
+    version: int,
+    rows: Iterable[tuple[Any, ...]],
+    vectors: Iterable[tuple[int, bytes]],
+    dimension: int | None,
+    terms: Iterable[tuple[int, float, bytes, bytes]],
+    vocab: dict[str, int],
+    params: Bm25Params,
+    questions: Sequence[tuple[int, bytes]] = (),
+) -> SearchSnapshot:
+    """Arrays from table rows, read one row at a time (database cursors): no table is ever held as Python
+    objects, which at a million chunks took gigabytes that the allocator then kept.
+
+    Args:
+        rows: (rowid, chunk id, corpus, province, asset, doc_class, level, doc_id, eff, eff_to) per chunk.
+        vectors: (rowid, float32 bytes). terms: (rowid, length, int32 term ids bytes, float32 counts bytes).
+        questions: (chunk rowid, float32 bytes) per generated question; several per chunk.
+    """
+    table = _Table.read(rows)
+    n = len(table.chunk_ids)
+    dim = dimension or 1
+    matrix, has_vector = _dense_arrays(vectors, table.position, n, dim)
+    has_terms, indptr, posting_rows, weights, idf = _postings(terms, table.position, n, vocab, params)
+    question_vectors, question_chunks, question_starts = _question_arrays(questions, table.position, dim)
+    return SearchSnapshot(
+        version=version,
+        chunk_ids=table.chunk_ids,
+        codes=table.codes,
+        values=table.values,
+        eff=table.eff,
+        eff_to=table.eff_to,
+        has_vector=has_vector,
+        vectors=matrix,
+        has_terms=has_terms,
+        vocab=dict(vocab),
+        indptr=indptr,
+        posting_rows=posting_rows,
+        posting_weights=weights,
+        idf=idf,
+        question_vectors=question_vectors,
+        question_chunks=question_chunks,
+        question_starts=question_starts,
+        corpus_runs=table.corpus_runs,
+    )
+
+
+_COLUMNS = ("corpus", "province", "asset", "doc_class", "level", "doc_id")
+
+
+@dataclass(frozen=True)
+class _Table:
+    """The chunks' filter columns, in snapshot order: grouped by corpus (names sorted), rowid order inside."""
+
+    chunk_ids: tuple[str, ...]
+    codes: dict[str, np.ndarray]
+    values: dict[str, dict[str, int]]
+    eff: np.ndarray
+    eff_to: np.ndarray
+    position: np.ndarray  # rowid → row in the snapshot, -1 for a rowid without one
+    corpus_runs: dict[str, tuple[int, int]]
+
+    @classmethod
+    def read(cls, rows: Iterable[tuple[Any, ...]]) -> _Table:
+        rowids, eff, eff_to = array("q"), array("q"), array("q")
+        ids: list[str] = []
+        values: dict[str, dict[str, int]] = {c: {} for c in _COLUMNS}
+        codes = {c: array("i") for c in _COLUMNS}
+        for row in rows:
+            rowids.append(row[0])
+            ids.append(str(row[1]))
+            for j, column in enumerate(_COLUMNS):
+                codes[column].append(values[column].setdefault(str(row[2 + j]), len(values[column])))
+            eff.append(row[8])
+            eff_to.append(row[9])
+        rowid = np.frombuffer(rowids, dtype=np.int64) if rowids else np.zeros(0, dtype=np.int64)
+        corpus_rank = np.zeros(len(values["corpus"]), dtype=np.int64)
+        for rank, name in enumerate(sorted(values["corpus"])):
+            corpus_rank[values["corpus"][name]] = rank
+        corpus = np.asarray(codes["corpus"], dtype=np.int32)
+        order = np.lexsort((rowid, corpus_rank[corpus])) if rowid.size else np.zeros(0, dtype=np.int64)
+        position = np.full(int(rowid.max()) + 1 if rowid.size else 0, -1, dtype=np.int64)
+        position[rowid[order]] = np.arange(order.size)
+        sorted_corpus = corpus[order]
+        changes = np.flatnonzero(sorted_corpus[1:] != sorted_corpus[:-1]) + 1
+        bounds = [0, *changes.tolist(), order.size] if order.size else []
+        names = {code: name for name, code in values["corpus"].items()}
+        runs = {names[int(sorted_corpus[a])]: (a, b) for a, b in itertools.pairwise(bounds)}
+        return cls(
+            chunk_ids=tuple(ids[i] for i in order.tolist()),
+            codes={c: np.asarray(codes[c], dtype=np.int32)[order] for c in _COLUMNS},
+            values=values,
+            eff=np.asarray(eff, dtype=np.int64)[order],
+            eff_to=np.asarray(eff_to, dtype=np.int64)[order],
+            position=position,
+            corpus_runs=runs,
+        )
+
+
+def _row_of(position: np.ndarray, rowid: int) -> int:
+    return int(position[rowid]) if 0 <= rowid < position.size else -1
+
+
+def _dense_arrays(
+    vectors: Iterable[tuple[int, bytes]], position: np.ndarray, n: int, dim: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(n, dim) float32 vectors in row order, zero rows where a chunk has none; and which rows have one."""
+    matrix = np.zeros((n, dim), dtype=np.float32)
+    has_vector = np.zeros(n, dtype=bool)
+    for rowid, blob in vectors:
+        i = _row_of(position, rowid)
+        if i >= 0:
+            matrix[i] = np.frombuffer(blob, dtype="<f4")
+            has_vector[i] = True
+    return matrix, has_vector
+
+
+def _postings(
+    terms: Iterable[tuple[int, float, bytes, bytes]],
+    position: np.ndarray,
+    n: int,
+    vocab: dict[str, int],
+    params: Bm25Params,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """BM25 postings as CSR over term ids: (has_terms, indptr, posting rows, saturated tf weights, idf).
+
+    Each term's postings are in ascending rows (searches of one corpus run look theirs up by bisection)."""
+    has_terms = np.zeros(n, dtype=bool)
+    lengths = np.zeros(n, dtype=np.float32)
+    term_bytes, count_bytes = bytearray(), bytearray()
+    rows, sizes = array("q"), array("q")
+    for rowid, length, ids_blob, counts_blob in terms:
+        i = _row_of(position, rowid)
+        if i < 0:
+            continue
+        term_bytes += ids_blob
+        count_bytes += counts_blob
+        rows.append(i)
+        sizes.append(len(ids_blob) // 4)
+        lengths[i] = length
+        has_terms[i] = True
+    vocab_size = max(vocab.values(), default=-1) + 1
+    if not term_bytes:
+        return (
+            has_terms,
+            np.zeros(vocab_size + 1, dtype=np.int64),
+            np.zeros(0, dtype=np.int32),
+            np.zeros(0, dtype=np.float32),
+            np.zeros(vocab_size),
+        )
+    term_ids = np.frombuffer(term_bytes, dtype="<i4")
+    posting_rows = np.repeat(np.frombuffer(rows, dtype=np.int64), np.frombuffer(sizes, dtype=np.int64))
+    order = np.argsort(term_ids.astype(np.int64) * max(n, 1) + posting_rows)  # by term, then row
+    del rows, sizes
+    term_ids = term_ids[order]
+    tfs = np.frombuffer(count_bytes, dtype="<f4")[order].astype(np.float32)
+    posting_rows = posting_rows[order].astype(np.int32)
+    del order, term_bytes, count_bytes
+    df = np.bincount(term_ids, minlength=vocab_size).astype(np.float64)
+    indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
+    docs = float(has_terms.sum())
+    avgdl = float(lengths[has_terms].mean()) or 1.0
+    k1, b = params.k1, params.b
+    weights = tfs * (k1 + 1) / (tfs + k1 * (1 - b + b * lengths[posting_rows] / avgdl))
+    idf = np.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+    return has_terms, indptr, posting_rows, weights.astype(np.float32), idf
+
+
+def _question_arrays(
+    questions: Sequence[tuple[int, bytes]], position: np.ndarray, dim: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Question vectors grouped by chunk row: (vectors, chunk row of each group, first index of each group).
+
+    A question whose chunk has no restrict row (deleted meanwhile) is left out: it could never pass a filter.
+    """
+    found = ((_row_of(position, rowid), blob) for rowid, blob in questions)
+    kept = sorted(((row, blob) for row, blob in found if row >= 0), key=lambda p: p[0])
+    if not kept:
+        return np.zeros((0, dim), dtype=np.float32), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    matrix = np.vstack([np.frombuffer(blob, dtype="<f4") for _, blob in kept]).astype(np.float32)
+    rows = np.asarray([row for row, _ in kept], dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+    return matrix, rows[starts], starts
