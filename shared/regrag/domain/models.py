@@ -11,6 +11,9 @@ from regrag.domain.ocr import PageSpan, pages_for_span
 DEFAULT_CORPUS = "default"
 
 
+OPEN_END = 99991231  # date_int of the effective_to of a version still in force (both indexes' restricts)
+
+
 def date_int(value: str | None) -> int | None:
     """'2024-01-31' → 20240131: dates as integers for numeric range filters (never floats)."""
     if not value:

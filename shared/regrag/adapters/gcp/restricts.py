@@ -15,9 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from regrag.domain.errors import InvalidInput
-from regrag.domain.models import DocumentMeta, Filters, date_int
-
-OPEN_END = 99991231  # eff_to of a version still in force (same value as the local index)
+from regrag.domain.models import OPEN_END, DocumentMeta, Filters, date_int
 
 # Filters field → token namespace. `regulation_level` keeps its field name (the local index calls it `level`).
 TOKEN_NAMESPACES: dict[str, str] = {

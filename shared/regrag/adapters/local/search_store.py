@@ -19,9 +19,7 @@ from regrag.adapters.local.snapshot import SearchSnapshot
 from regrag.adapters.local.snapshot_build import build_snapshot
 from regrag.domain.errors import InvalidInput
 from regrag.domain.lexical import Bm25Params
-from regrag.domain.models import Chunk, DocumentMeta, Filters, Hit, date_int
-
-OPEN_END = 99991231  # effective_to of a version still in force
+from regrag.domain.models import OPEN_END, Chunk, DocumentMeta, Filters, Hit, date_int
 
 
 def restricts(meta: DocumentMeta) -> dict[str, Any]:
