@@ -132,6 +132,7 @@ def _get(summary: str, ok: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 _DOC_ID = [{"name": "doc_id", "in": "path", "required": True, "schema": schemas.DOC_ID}]
 _ADMIN: list[dict[str, list[str]]] = [{"bearer": []}]
+_ADMIN_ERRORS = {"401": "no credentials", "403": "not an admin"}
 
 
 @cache
@@ -216,25 +217,25 @@ def _admin_paths() -> dict[str, Any]:
             "Prompt versions (admin)",
             {"type": "object"},
             security=_ADMIN,
-            errors={"401": "no credentials", "403": "not an admin"},
+            errors=_ADMIN_ERRORS,
         ),
         "/admin/index": _get(
             "Index facts (admin)",
             {"type": "object"},
             security=_ADMIN,
-            errors={"401": "no credentials", "403": "not an admin"},
+            errors=_ADMIN_ERRORS,
         ),
         "/admin/audit": _get(
             "Documents whose dates text and metadata disagree on (admin)",
             {"type": "object"},
             security=_ADMIN,
-            errors={"401": "no credentials", "403": "not an admin"},
+            errors=_ADMIN_ERRORS,
         ),
         "/admin/eval": _post(
             "Evaluate a question file (admin)",
             "EvalRequest",
             {"type": "object"},
             security=_ADMIN,
-            errors={"401": "no credentials", "403": "not an admin", "404": "no such question file"},
+            errors={**_ADMIN_ERRORS, "404": "no such question file"},
         ),
     }
