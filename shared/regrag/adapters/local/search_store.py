@@ -237,10 +237,12 @@ class SqliteSearchStore(SqliteFile):
                 if loaded is not None:
                     self._snapshot = loaded
                     return loaded
-            self._snapshot = self._build_snapshot()
-            if self._files_min is not None and len(self._snapshot.chunk_ids) >= self._files_min:
-                snapshot_files.save(self._snapshot, self._files, self._snapshot_settings())
-            return self._snapshot
+            built = self._snapshot = self._build_snapshot()
+        # saved outside the lock: other searches use the new snapshot while its files are written (2.5 GB at a
+        # million chunks); only the search that built it waits for the save
+        if self._files_min is not None and len(built.chunk_ids) >= self._files_min:
+            snapshot_files.save(built, self._files, self._snapshot_settings())
+        return built
 
     def _snapshot_settings(self) -> dict[str, Any]:
         """What the snapshot's arrays depend on besides the index's tables."""
