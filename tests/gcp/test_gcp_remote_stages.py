@@ -52,9 +52,14 @@ class CloudRun:
         self.services, self.endpoint = services, endpoint
         self.mode = "ok"
         self.seen_audiences: list[str] = []
-        self.server = make_server("127.0.0.1", 0, self.app, threaded=True)
+        self.in_flight = threading.Semaphore(64)  # requests still running (a "slow" one outlives its caller)
+        self.server = make_server("127.0.0.1", 0, self._counted, threaded=True)
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def _counted(self, environ, start_response):
+        with self.in_flight:
+            return self.app(environ, start_response)
 
     def app(self, environ, start_response):
         request = Request(environ)
@@ -80,7 +85,11 @@ class CloudRun:
         return response(environ, start_response)
 
     def close(self):
+        """Stop serving and wait for the requests still running: the services they use are closed next, and
+        an SQLite connection closed under a running query crashes the process."""
         self.server.shutdown()
+        for _ in range(64):
+            assert self.in_flight.acquire(timeout=10), "a request to the stand-in never finished"
 
 
 @pytest.fixture
