@@ -156,7 +156,6 @@ class SearchSnapshot:
     def _bm25(self, tokens: Sequence[str], start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
         """BM25 scores of the rows [start, stop) (and which of them share a token with the query)."""
         scores = np.zeros(stop - start, dtype=np.float32)
-        touched = np.zeros(stop - start, dtype=bool)
         whole = start == 0 and stop == len(self.chunk_ids)
         counts: dict[int, int] = {}
         for token in tokens:
@@ -170,7 +169,14 @@ class SearchSnapshot:
                 lo, hi = lo + first, lo + last
             if lo == hi:
                 continue
-            rows = self.posting_rows[lo:hi] - start
-            scores[rows] += np.float32(count * self.idf[term]) * self.posting_weights[lo:hi]
-            touched[rows] = True
-        return scores, touched
+            # np.add.at: one pass over the postings (`scores[rows] += w` gathers, adds and scatters, each pass
+            # converting the int32 rows to intp again); a term's rows are distinct, so the sums are identical
+            np.add.at(
+                scores,
+                self.posting_rows[lo:hi] - start,
+                np.float32(count * self.idf[term]) * self.posting_weights[lo:hi],
+            )
+        # a posting adds a positive amount (idf > 0 by its formula) unless its count is zero (a title-only term
+        # with REGRAG_TITLE_WEIGHT=0, which is configured not to match), so a row scored above zero is a row that
+        # shares a counted term with the query: no second scatter to mark them
+        return scores, scores > 0
