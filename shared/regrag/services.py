@@ -52,6 +52,9 @@ class Services:
         caches: name → hit/miss counters of each in-memory cache wiring built (reported by /healthz).
         ocr: the engine ingest reads scanned pages with (RapidOCR locally, Document AI on GCP; REGRAG_OCR), or
             None when OCR is off: scans are then refused. Built lazily: no model or client before the first scan.
+        prepare_search: builds what searches read after a batch of writes (locally the search snapshot,
+            saved on disk when the index is large), so that the next process to search maps it instead of
+            building it; None where searching needs no preparation (Vector Search indexes on write).
         remote_reranker, composer: the `rerank` and `compose` functions over HTTP (REGRAG_RERANK_URL,
             REGRAG_COMPOSE_URL), which the query path uses when set; `reranker` stays the in-process one, which
             the rerank endpoint itself serves with.
@@ -78,6 +81,7 @@ class Services:
     ocr: OcrEngine | None = None
     remote_reranker: Reranker | None = None
     composer: Composer | None = None
+    prepare_search: Callable[[], None] | None = None
 
     def close(self) -> None:
         """Close what holds files or connections open (the local SQLite stores)."""

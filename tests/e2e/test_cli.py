@@ -46,6 +46,23 @@ def test_ingest_ask_and_reingest(tmp_path, monkeypatch, capsys):
     assert {c["doc_id"] for c in body["candidates"]} == {"nat-law-0076"}
 
 
+def test_ingest_leaves_a_large_index_ready_to_search(tmp_path, monkeypatch, capsys):
+    """Over REGRAG_SNAPSHOT_FILES_MIN_CHUNKS, ingest builds and saves the search snapshot, so that the server
+    started next maps it instead of building it (about a minute at a million chunks)."""
+    monkeypatch.setenv("REGRAG_EMBEDDER", "hash")
+    monkeypatch.setenv("REGRAG_SNAPSHOT_FILES_MIN_CHUNKS", "1")
+    code, out, err = run(capsys, "ingest", str(make_corpus(tmp_path, {"nat-reg-0088", "sh-0001"})))
+    assert code == 0, err
+    summary = json.loads(out)
+    saved = list((tmp_path / "data" / "index.sqlite.snapshot").glob("v*/meta.json"))
+    assert len(saved) == 1 and summary["search_prepared_s"] >= 0
+    assert json.loads(saved[0].read_text(encoding="utf-8"))["chunks"] == summary["index"]["chunks"]
+    # an unchanged re-ingest writes nothing, so the saved snapshot stays the current one: nothing rebuilt
+    code, out, err = run(capsys, "ingest", str(tmp_path / "corpus"), "--quiet")
+    assert code == 0 and json.loads(out)["unchanged"] == 2, err
+    assert list((tmp_path / "data" / "index.sqlite.snapshot").glob("v*/meta.json")) == saved
+
+
 def test_bad_files_are_reported_and_the_rest_is_ingested(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("REGRAG_EMBEDDER", "hash")
     folder = tmp_path / "inbox"

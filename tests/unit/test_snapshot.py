@@ -84,8 +84,9 @@ def test_filters_mask_before_top_k():
     }
 
 
-def _interleaved(n=300, corpora=("b", "a", "c"), seed=3):
-    """Chunks of three corpora inserted interleaved, with random vectors, terms, provinces and dates."""
+def _interleaved(n=300, corpora=("b", "a", "c"), seed=3, lex_order=None):
+    """Chunks of three corpora inserted interleaved, with random vectors, terms, provinces and dates.
+    `lex_order`: a sort key for the term rows (rowid, length, ids, counts) handed to the build."""
     rng = np.random.default_rng(seed)
     vocab = {f"t{i}": i for i in range(40)}
     rows, terms, vectors, table = [], {}, {}, []
@@ -105,6 +106,9 @@ def _interleaved(n=300, corpora=("b", "a", "c"), seed=3):
         vectors[rowid] = (vec / np.linalg.norm(vec)).astype("<f4").tobytes()
         table.append((f"k{i:04d}", corpus, province, eff, eff_to, counts, vec / np.linalg.norm(vec)))
     lex = [(r, *v) for r, v in terms.items()]
+    if lex_order is not None:
+        corpus_of = {row[0]: row[2] for row in rows}
+        lex.sort(key=lambda t: lex_order(corpus_of[t[0]], t[0]))
     return build_snapshot(1, rows, vectors.items(), 8, lex, vocab, Bm25Params()), table
 
 
@@ -144,3 +148,28 @@ def test_searches_by_corpus_run_find_what_a_scan_of_every_row_finds(filters):
     got = snap.lexical(tokens, filters, 20)
     assert [h.chunk_id for h in got] == [c for _, c in lexical_want]
     assert snap.lexical(tokens, filters, 20) == got  # served again from the per-run score cache
+
+
+@pytest.mark.parametrize("batch", [1, 7, 4096])
+@pytest.mark.parametrize(
+    "lex_order",
+    [None, lambda corpus, rowid: (corpus, rowid), lambda corpus, rowid: -rowid * 7919 % 1009],
+    ids=["inserted", "snapshot-order", "scrambled"],
+)
+def test_the_build_gives_the_same_postings_whatever_order_and_batches_the_rows_come_in(monkeypatch, batch, lex_order):
+    """The index reads term counts in the snapshot's row order (used as they are); any other order is put in
+    row order first. Every order, read in batches of any size, gives the same arrays, each term's rows
+    ascending."""
+    import regrag.adapters.local.snapshot_build as snapshot_build
+
+    def arrays(snap):
+        return [snap.indptr, snap.posting_rows, snap.posting_weights, snap.idf, snap.vectors, snap.has_terms]
+
+    want, _ = _interleaved()
+    monkeypatch.setattr(snapshot_build, "_BATCH", batch)
+    got, table = _interleaved(lex_order=lex_order)
+    assert all(np.array_equal(a, b) for a, b in zip(arrays(got), arrays(want), strict=True))
+    for term in range(len(got.indptr) - 1):
+        rows = got.posting_rows[got.indptr[term] : got.indptr[term + 1]]
+        assert np.all(rows[1:] > rows[:-1])
+    assert got.posting_rows.size == sum(len(counts) for *_, counts, _ in table)  # one posting per distinct term

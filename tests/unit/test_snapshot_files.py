@@ -96,3 +96,29 @@ def test_a_damaged_folder_is_rebuilt_and_small_indexes_keep_no_files(tmp_path):
     _fill(small)
     _searches(small)
     assert not snapshot_files.folder_for(tmp_path / "small.sqlite").exists()
+
+
+def test_the_process_that_saved_the_snapshot_then_searches_the_saved_files(tmp_path):
+    """Its own arrays are freed for the mapped files (page cache: evictable, shared with other processes)."""
+    path = tmp_path / "index.sqlite"
+    db = _index(path)
+    _fill(db)
+    built = _searches(db)
+    assert isinstance(db.snapshot().vectors, np.memmap)
+    assert _searches(db) == built
+
+
+def test_prepare_search_saves_the_snapshot_only_for_an_index_that_keeps_one(tmp_path):
+    path = tmp_path / "index.sqlite"
+    db = _index(path)
+    _fill(db)
+    db.prepare_search()  # what `regrag ingest` does after its writes
+    assert (snapshot_files.folder_for(path) / f"v{db.index_version()}" / "meta.json").exists()
+    assert isinstance(_index(path).snapshot().vectors, np.memmap)  # the next server maps it: nothing to build
+
+    for name, threshold in (("small.sqlite", 41), ("never.sqlite", None)):
+        other = SqliteIndex(tmp_path / name, DIM, "test-model", snapshot_files_min_chunks=threshold)
+        _fill(other)  # 40 chunks: under both
+        other.prepare_search()
+        assert not snapshot_files.folder_for(tmp_path / name).exists()
+        assert other._snapshot is None  # nothing built either: the preparing process would throw it away

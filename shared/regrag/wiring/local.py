@@ -65,6 +65,7 @@ def build_local_services(settings: Settings) -> Services:
         questions_indexer=models.build_questions_indexer(settings, model, question_index),
         caches=caches,
         ocr=models.build_ocr(settings),
+        prepare_search=db.prepare_search,
     )
     # Pub/Sub push subscriptions, in process: the same handlers the embed and upsert functions run
     bus.subscribe(settings.topic_chunked, lambda payload, attrs: handlers.embed_message(services, payload, attrs))

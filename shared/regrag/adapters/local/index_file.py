@@ -37,6 +37,8 @@ CREATE INDEX IF NOT EXISTS chunk_doc ON chunk(doc_id, ordinal, part);
 CREATE TABLE IF NOT EXISTS restrict(
   rowid INTEGER PRIMARY KEY, corpus TEXT, province TEXT, asset TEXT, doc_class TEXT, level TEXT,
   doc_id TEXT, eff INTEGER, eff_to INTEGER);
+-- (corpus, rowid) is the search snapshot's row order: the build reads the term counts in it (snapshot_build.py)
+CREATE INDEX IF NOT EXISTS restrict_corpus ON restrict(corpus);
 CREATE TABLE IF NOT EXISTS vec_store(rowid INTEGER PRIMARY KEY, emb BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS lex_vocab(id INTEGER PRIMARY KEY, term TEXT UNIQUE NOT NULL);
 CREATE TABLE IF NOT EXISTS lex(rowid INTEGER PRIMARY KEY, length REAL NOT NULL, term_ids BLOB NOT NULL,

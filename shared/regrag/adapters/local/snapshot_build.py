@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,8 +114,25 @@ class _Table:
         )
 
 
-def _row_of(position: np.ndarray, rowid: int) -> int:
-    return int(position[rowid]) if 0 <= rowid < position.size else -1
+_BATCH = 4096  # table rows per fetch: Python touches batches, numpy the rows
+
+
+def _batches(rows: Iterable[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
+    """Rows in lists of _BATCH (a cursor's fetchmany, or slices of any other iterable)."""
+    fetch = getattr(rows, "fetchmany", None)
+    if fetch is not None:
+        yield from iter(lambda: fetch(_BATCH), [])
+        return
+    iterator = iter(rows)
+    while batch := list(itertools.islice(iterator, _BATCH)):
+        yield batch
+
+
+def _rows_of(position: np.ndarray, rowids: Sequence[int]) -> np.ndarray:
+    """Snapshot rows of `rowids` (-1 for a rowid without one: written after the restrict rows were read)."""
+    ids = np.asarray(rowids, dtype=np.int64)
+    inside = (ids >= 0) & (ids < position.size)
+    return np.where(inside, position[np.where(inside, ids, 0)], -1)
 
 
 def _dense_arrays(
@@ -124,11 +141,13 @@ def _dense_arrays(
     """(n, dim) float32 vectors in row order, zero rows where a chunk has none; and which rows have one."""
     matrix = np.zeros((n, dim), dtype=np.float32)
     has_vector = np.zeros(n, dtype=bool)
-    for rowid, blob in vectors:
-        i = _row_of(position, rowid)
-        if i >= 0:
-            matrix[i] = np.frombuffer(blob, dtype="<f4")
-            has_vector[i] = True
+    for batch in _batches(vectors):
+        rowids, blobs = zip(*batch, strict=True)
+        rows = _rows_of(position, rowids)
+        keep = rows >= 0
+        block = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)
+        matrix[rows[keep]] = block[keep]
+        has_vector[rows[keep]] = True
     return matrix, has_vector
 
 
@@ -145,17 +164,18 @@ def _postings(
     has_terms = np.zeros(n, dtype=bool)
     lengths = np.zeros(n, dtype=np.float32)
     term_bytes, count_bytes = bytearray(), bytearray()
-    rows, sizes = array("q"), array("q")
-    for rowid, length, ids_blob, counts_blob in terms:
-        i = _row_of(position, rowid)
-        if i < 0:
-            continue
-        term_bytes += ids_blob
-        count_bytes += counts_blob
-        rows.append(i)
-        sizes.append(len(ids_blob) // 4)
-        lengths[i] = length
-        has_terms[i] = True
+    segment_rows, sizes = [], []
+    for batch in _batches(terms):
+        rowids, batch_lengths, ids_blobs, counts_blobs = zip(*batch, strict=True)
+        rows = _rows_of(position, rowids)
+        keep = rows >= 0
+        ids_blobs = tuple(b for b, k in zip(ids_blobs, keep.tolist(), strict=True) if k)
+        term_bytes += b"".join(ids_blobs)
+        count_bytes += b"".join(b for b, k in zip(counts_blobs, keep.tolist(), strict=True) if k)
+        segment_rows.append(rows[keep])
+        sizes.append(np.fromiter((len(b) // 4 for b in ids_blobs), dtype=np.int64, count=len(ids_blobs)))
+        lengths[rows[keep]] = np.asarray(batch_lengths, dtype=np.float32)[keep]
+        has_terms[rows[keep]] = True
     vocab_size = max(vocab.values(), default=-1) + 1
     if not term_bytes:
         return (
@@ -165,15 +185,15 @@ def _postings(
             np.zeros(0, dtype=np.float32),
             np.zeros(vocab_size),
         )
-    term_ids = np.frombuffer(term_bytes, dtype="<i4")
-    posting_rows = np.repeat(np.frombuffer(rows, dtype=np.int64), np.frombuffer(sizes, dtype=np.int64))
-    order = np.argsort(term_ids.astype(np.int64) * max(n, 1) + posting_rows)  # by term, then row
-    del rows, sizes
-    term_ids = term_ids[order]
-    tfs = np.frombuffer(count_bytes, dtype="<f4")[order].astype(np.float32)
-    posting_rows = posting_rows[order].astype(np.int32)
-    del order, term_bytes, count_bytes
+    term_ids, tfs, posting_rows = _by_term_then_row(
+        np.frombuffer(term_bytes, dtype="<i4"),
+        np.frombuffer(count_bytes, dtype="<f4"),
+        np.concatenate(segment_rows),
+        np.concatenate(sizes),
+    )
+    del term_bytes, count_bytes
     df = np.bincount(term_ids, minlength=vocab_size).astype(np.float64)
+    del term_ids
     indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
     docs = float(has_terms.sum())
     avgdl = float(lengths[has_terms].mean()) or 1.0
@@ -183,6 +203,41 @@ def _postings(
     return has_terms, indptr, posting_rows, weights.astype(np.float32), idf
 
 
+def _by_term_then_row(
+    term_ids: np.ndarray, tfs: np.ndarray, segment_rows: np.ndarray, sizes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Postings read row by row (segment i: `sizes[i]` postings of row `segment_rows[i]`, rows in any order)
+    reordered by term, then row: (term ids, counts, rows), each term's rows ascending.
+
+    Segments in row order (as the index reads them) are used as they are; others are first put in row order
+    (copying ranges). Then a stable sort by term alone leaves every term's rows ascending; that sort is a plain
+    sort of (term << 32 | position) keys, several times faster than an argsort of (term, row) pairs (20 s of
+    the 60 s build at a million chunks)."""
+    if np.all(segment_rows[1:] > segment_rows[:-1]):  # read in row order already (the index reads them so)
+        source: np.ndarray | slice = slice(None)
+        rows = np.repeat(segment_rows.astype(np.int32), sizes)
+    else:
+        order = np.argsort(segment_rows, kind="stable")
+        sizes_sorted = sizes[order]
+        source_starts = np.cumsum(sizes) - sizes
+        target_starts = np.cumsum(sizes_sorted) - sizes_sorted
+        # position of each posting in the row-ordered layout → its position in the input
+        source = np.arange(int(sizes.sum()), dtype=np.int64)
+        source += np.repeat(source_starts[order] - target_starts, sizes_sorted)
+        rows = np.repeat(segment_rows[order].astype(np.int32), sizes_sorted)
+    tfs = tfs[source]
+    keys = term_ids[source].astype(np.int64)
+    if keys.size >= 1 << 32:  # positions no longer fit beside the term: the slow stable argsort
+        by_term = np.argsort(keys, kind="stable")
+        return keys[by_term].astype(np.int32), tfs[by_term].astype(np.float32), rows[by_term]
+    keys <<= 32
+    keys |= np.arange(keys.size, dtype=np.int64)
+    keys.sort()
+    term_sorted = (keys >> 32).astype(np.int32)
+    keys &= 0xFFFFFFFF
+    return term_sorted, tfs[keys].astype(np.float32), rows[keys]
+
+
 def _question_arrays(
     questions: Sequence[tuple[int, bytes]], position: np.ndarray, dim: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -190,7 +245,8 @@ def _question_arrays(
 
     A question whose chunk has no restrict row (deleted meanwhile) is left out: it could never pass a filter.
     """
-    found = ((_row_of(position, rowid), blob) for rowid, blob in questions)
+    rows = _rows_of(position, [rowid for rowid, _ in questions]).tolist()
+    found = zip(rows, (blob for _, blob in questions), strict=True)
     kept = sorted(((row, blob) for row, blob in found if row >= 0), key=lambda p: p[0])
     if not kept:
         return np.zeros((0, dim), dtype=np.float32), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)

@@ -83,15 +83,28 @@ def save(snapshot: SearchSnapshot, folder: Path, settings: dict[str, Any]) -> bo
     return True
 
 
-def load(folder: Path, version: int, settings: dict[str, Any]) -> SearchSnapshot | None:
-    """The snapshot of `version` saved with the same `settings`, its arrays mapped read-only; None when there
-    is none (or it cannot be read)."""
-    target = folder / f"v{version}"
+def _meta(target: Path, version: int, settings: dict[str, Any]) -> dict[str, Any] | None:
+    """The saved folder's meta.json when it holds `version` made with `settings` in this format, else None."""
     try:
         meta = json.loads((target / "meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if meta.get("format") != FORMAT or meta.get("version") != version or meta.get("settings") != settings:
+        return None
+    return dict(meta)
+
+
+def saved(folder: Path, version: int, settings: dict[str, Any]) -> bool:
+    """Whether the snapshot of `version` with `settings` is saved (its arrays are not read)."""
+    return _meta(folder / f"v{version}", version, settings) is not None
+
+
+def load(folder: Path, version: int, settings: dict[str, Any]) -> SearchSnapshot | None:
+    """The snapshot of `version` saved with the same `settings`, its arrays mapped read-only; None when there
+    is none (or it cannot be read)."""
+    target = folder / f"v{version}"
+    meta = _meta(target, version, settings)
+    if meta is None:
         return None
     try:
         arrays = {name: np.load(target / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
