@@ -30,3 +30,18 @@ def test_empty_span_maps_to_a_position():
 def test_squash_and_strip():
     assert squash_spaces("第一章  总 \t 则 ") == "第一章 总 则"
     assert strip_whitespace(" 第一条\n 内容\u3000x ") == "第一条内容x"
+
+
+def test_the_translate_path_equals_the_character_loop():
+    """normalize translates texts in which no character drops or merges; the loop defines what it must give."""
+    import random
+
+    from regrag.text.normalize import _normalize_each
+
+    alphabet = "第一条电网（）１２ＡＧＢ／Ｔ％，。；：？！、 \t\r\n\u3000\u00a0\u2002\u2003\u2009abc"
+    rng = random.Random(4)
+    for _ in range(500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))).replace("\r\n", "\r")
+        assert normalize(text) == _normalize_each(text), repr(text)
+    for text in ("a\r\nb", "x\u200by", "\ufeff第一条"):  # the loop's own cases still go through it
+        assert normalize(text) == _normalize_each(text)

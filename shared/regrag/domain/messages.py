@@ -21,9 +21,7 @@ MAX_MESSAGE_BYTES = 9_000_000  # Pub/Sub allows 10 MB per publish request; keep 
 
 
 def _chunk_to_wire(chunk: Chunk) -> dict[str, Any]:
-    data = chunk.to_dict()
-    del data["meta"]  # the message carries the document metadata once
-    return data
+    return chunk.to_dict(with_meta=False)  # the message carries the document metadata once
 
 
 def _chunk_from_wire(data: dict[str, Any], meta: DocumentMeta) -> Chunk:

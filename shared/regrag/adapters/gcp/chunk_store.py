@@ -67,11 +67,7 @@ class GcsChunkStore(HeadStore):
             if successor is not None:
                 meta = versions.superseded(meta, successor)
             base = f"{self.prefix}docs/{doc_id}/{generation}"
-            rows = []
-            for c in chunks:
-                row = c.to_dict()
-                del row["meta"]  # the head carries the (current, linked) metadata once
-                rows.append(row)
+            rows = [c.to_dict(with_meta=False) for c in chunks]  # the head carries the (linked) metadata once
             part_body = json.dumps({"schema_version": SCHEMA_VERSION, "chunks": rows}, ensure_ascii=False).encode()
             part_name = f"{base}/part-{part:05d}-of-{parts:05d}-{content_sha(part_body)}.json"
             text_body = text.encode("utf-8")

@@ -73,8 +73,7 @@ class SqliteIndex(SqliteSearchStore):
             )
             rowids = self._rowids(con, [c.id for c in chunks], create=True)
             for c in chunks:
-                data = c.to_dict()
-                del data["meta"]
+                data = c.to_dict(with_meta=False)
                 con.execute(
                     "INSERT INTO chunk(rowid, id, doc_id, generation, ordinal, part, data_json) "
                     "VALUES (?,?,?,?,?,?,?) "
