@@ -81,6 +81,9 @@ def test_files_saved_with_other_settings_are_not_used(tmp_path, other):
     _searches(_index(path))
     reader = _index(path, **other)
     assert not isinstance(reader.snapshot().vectors, np.memmap)  # rebuilt for its own settings
+    # ... and saved in their place, so that the next process with these settings maps it
+    assert isinstance(_index(path, **other).snapshot().vectors, np.memmap)
+    assert [p.name for p in snapshot_files.folder_for(path).iterdir()] == [f"v{reader.index_version()}"]
 
 
 def test_a_damaged_folder_is_rebuilt_and_small_indexes_keep_no_files(tmp_path):

@@ -19,7 +19,11 @@ _SPACE_RUN = re.compile(r"[ \t]+")
 _SPACES = {0x3000, 0x00A0, 0x2002, 0x2003, 0x2009, 0x200B, 0xFEFF}
 _DROPPED = re.compile("[\u200b\ufeff]")  # zero-width: normalize drops them
 # what normalize does to each character when none is dropped or merged (no CRLF pair, no zero-width)
-_ONE_TO_ONE = {ord("\r"): "\n", **{code: " " for code in _SPACES if code not in (0x200B, 0xFEFF)}, **_FOLD}
+_ONE_TO_ONE: dict[int, str | int] = {
+    ord("\r"): "\n",
+    **{code: " " for code in _SPACES if code not in (0x200B, 0xFEFF)},
+    **_FOLD,
+}
 
 
 def to_halfwidth(text: str) -> str:

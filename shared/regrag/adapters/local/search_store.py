@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from regrag.adapters.local import snapshot_files
+from regrag.adapters.local import coarse, snapshot_files
 from regrag.adapters.local.index_file import SqliteFile
 from regrag.adapters.local.snapshot import SearchSnapshot
 from regrag.adapters.local.snapshot_build import build_snapshot
@@ -48,11 +48,13 @@ class SqliteSearchStore(SqliteFile):
         *,
         search_questions: bool = True,
         snapshot_files_min_chunks: int | None = None,
+        coarse_min_rows: int = coarse.MIN_ROWS,
     ) -> None:
         """`search_questions`: load the questions-answered index into the search snapshot. Off, its vectors
         are still written and deleted but never read, so an index that holds them costs no memory or load time
         while the aid is switched off. `snapshot_files_min_chunks`: keep a snapshot of at least this many chunks
-        on disk (snapshot_files.py); None: never."""
+        on disk (snapshot_files.py); None: never. `coarse_min_rows`: corpus runs of at least this many chunks
+        are searched through an 8-bit shortlist re-scored exactly (coarse.py)."""
         super().__init__(path, dimension, model_id)
         self.bm25 = bm25 or Bm25Params()
         self.search_questions_enabled = search_questions
@@ -61,6 +63,7 @@ class SqliteSearchStore(SqliteFile):
         self._vocab: dict[str, int] = {}  # term ids never change once assigned, so a process may cache them
         self._files_min = snapshot_files_min_chunks
         self._files = snapshot_files.folder_for(self.path)
+        self._coarse_min_rows = coarse_min_rows
 
     def _require_vectors(self, dimension: int | None = None) -> None:
         if self._dimension is None:
@@ -271,7 +274,12 @@ class SqliteSearchStore(SqliteFile):
 
     def _snapshot_settings(self) -> dict[str, Any]:
         """What the snapshot's arrays depend on besides the index's tables."""
-        return {"dimension": self._dimension, "bm25": asdict(self.bm25), "questions": self.search_questions_enabled}
+        return {
+            "dimension": self._dimension,
+            "bm25": asdict(self.bm25),
+            "questions": self.search_questions_enabled,
+            "coarse_min_rows": self._coarse_min_rows,
+        }
 
     def _build_snapshot(self) -> SearchSnapshot:
         con = self._con()
@@ -302,6 +310,7 @@ class SqliteSearchStore(SqliteFile):
                 vocab,
                 self.bm25,
                 questions,
+                self._coarse_min_rows,
             )
         finally:
             con.execute("COMMIT")

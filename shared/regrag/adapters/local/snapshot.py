@@ -8,7 +8,9 @@ arrays built from it at one index version, so each query is a few vectorised ope
   it searches, not with the whole index (a fan-out over every corpus costs about one unfiltered search);
 - filters become one boolean mask over those rows (allow-lists per field, effective-date range, in force on
   `as_of`), applied before taking the top k, so k matching chunks come back, never k chunks filtered afterwards;
-- dense: cosine similarity is a matrix-vector product of L2-normalised vectors (26.5 k × 384 in ~2 ms);
+- dense: cosine similarity is a matrix-vector product of L2-normalised vectors (26.5 k × 384 in ~2 ms); a corpus
+  run of coarse.MIN_ROWS rows or more is shortlisted through its 8-bit copy and the shortlist re-scored exactly
+  (coarse.py): at a million chunks the float32 scan of a fan-out is bound by memory bandwidth;
 - questions (the optional questions-answered index): the same product over the question vectors, reduced to
   each chunk's best question; a question has no restricts of its own, it is filtered through its chunk's row;
 - lexical: Okapi BM25 with the saturated term weight precomputed per posting,
@@ -29,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from regrag.adapters.local import coarse
 from regrag.domain.models import Filters, Hit, date_int
 from regrag.lru import LruCache
 
@@ -64,6 +67,8 @@ class SearchSnapshot:
     question_chunks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     question_starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     corpus_runs: dict[str, tuple[int, int]] = field(default_factory=dict)  # corpus → its rows [start, stop)
+    # 8-bit copies of the vectors of the large corpus runs, (start, stop) → faiss index (coarse.py)
+    coarse: dict[tuple[int, int], Any] = field(default_factory=dict, repr=False, compare=False)
     # scores of one query on one run of rows (a repeated search of the same query is served from here)
     _scores: LruCache[Any] = field(default_factory=lambda: LruCache(64), repr=False, compare=False)
 
@@ -120,13 +125,31 @@ class SearchSnapshot:
             return []
         q = np.asarray(query, dtype=np.float32)
         found = []
-        for start, stop in self._runs(filters):
+        runs = self._runs(filters)
+        if self.coarse and runs == [(0, len(self.chunk_ids))]:  # every corpus: run by run, each with its index
+            runs = sorted(self.corpus_runs.values())
+        for start, stop in runs:
+            eligible = self._mask_in(filters, start, stop) & self.has_vector[start:stop]
+            index = self.coarse.get((start, stop))
+            if index is not None and int(eligible.sum()) > coarse.size(k):
+                found.extend(self._shortlisted(index, q, eligible, k, start))
+                continue
             scores = self._scores.get_or_compute(
                 ("dense", start, stop, q.tobytes()), partial(np.matmul, self.vectors[start:stop], q)
             )
-            eligible = self._mask_in(filters, start, stop) & self.has_vector[start:stop]
             found.extend(self._top(scores, eligible, k, start))
         return self._hits(found, k)
+
+    def _shortlisted(
+        self, index: Any, query: np.ndarray, eligible: np.ndarray, k: int, start: int
+    ) -> list[tuple[float, str, int]]:
+        """The best k eligible rows of a large run: an 8-bit shortlist, re-scored exactly (coarse.py)."""
+        rows = np.sort(coarse.shortlist(index, query, eligible, coarse.size(k))) + start
+        exact = self.vectors[rows] @ query
+        if rows.size > k:  # as _top: every row tied with the k-th best stays, for the tie-break by chunk id
+            keep = exact >= exact[np.argpartition(-exact, k - 1)[k - 1]]
+            rows, exact = rows[keep], exact[keep]
+        return [(float(s), self.chunk_ids[r], r) for s, r in zip(exact.tolist(), rows.tolist(), strict=True)]
 
     def questions(self, query: np.ndarray, filters: Filters, k: int) -> list[Hit]:
         """Chunks ranked by their best question's cosine similarity; the chunk's mask filters before top-k."""

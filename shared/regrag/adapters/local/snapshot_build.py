@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from regrag.adapters.local import coarse
 from regrag.adapters.local.snapshot import SearchSnapshot
 from regrag.domain.lexical import Bm25Params
 
@@ -25,6 +26,7 @@ def build_snapshot(
     vocab: dict[str, int],
     params: Bm25Params,
     questions: Sequence[tuple[int, bytes]] = (),
+    coarse_min_rows: int = coarse.MIN_ROWS,
 ) -> SearchSnapshot:
     """Arrays from table rows, read one row at a time (database cursors): no table is ever held as Python
     objects, which at a million chunks took gigabytes that the allocator then kept.
@@ -33,6 +35,7 @@ def build_snapshot(
         rows: (rowid, chunk id, corpus, province, asset, doc_class, level, doc_id, eff, eff_to) per chunk.
         vectors: (rowid, float32 bytes). terms: (rowid, length, int32 term ids bytes, float32 counts bytes).
         questions: (chunk rowid, float32 bytes) per generated question; several per chunk.
+        coarse_min_rows: corpus runs of at least this many rows get an 8-bit shortlist index (coarse.py).
     """
     table = _Table.read(rows)
     n = len(table.chunk_ids)
@@ -59,6 +62,11 @@ def build_snapshot(
         question_chunks=question_chunks,
         question_starts=question_starts,
         corpus_runs=table.corpus_runs,
+        coarse={
+            (start, stop): coarse.build(matrix[start:stop])
+            for start, stop in table.corpus_runs.values()
+            if stop - start >= coarse_min_rows
+        },
     )
 
 

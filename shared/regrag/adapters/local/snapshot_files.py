@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from regrag import logs
+from regrag.adapters.local import coarse
 from regrag.adapters.local.snapshot import SearchSnapshot
 
-FORMAT = 1
+FORMAT = 2  # 2: the corpus runs' 8-bit shortlist indexes (coarse.py)
 _ARRAYS = (
     "eff",
     "eff_to",
@@ -52,7 +53,7 @@ def save(snapshot: SearchSnapshot, folder: Path, settings: dict[str, Any]) -> bo
     refused) and remove the folders of older versions. `settings`: what the arrays depend on besides the
     index (dimension, BM25 parameters, questions loaded), compared on load."""
     target = folder / f"v{snapshot.version}"
-    if target.exists():
+    if _meta(target, snapshot.version, settings) is not None:
         return True
     if any("\n" in chunk_id for chunk_id in snapshot.chunk_ids):
         return False
@@ -63,6 +64,8 @@ def save(snapshot: SearchSnapshot, folder: Path, settings: dict[str, Any]) -> bo
             np.save(tmp / f"{name}.npy", np.asarray(getattr(snapshot, name)))
         for column, codes in snapshot.codes.items():
             np.save(tmp / f"codes-{column}.npy", np.asarray(codes))
+        for (start, stop), index in snapshot.coarse.items():
+            np.save(tmp / f"coarse-{start}-{stop}.npy", coarse.to_bytes(index))
         (tmp / "chunk_ids.txt").write_text("\n".join(snapshot.chunk_ids), encoding="utf-8")
         meta = {
             "format": FORMAT,
@@ -72,8 +75,13 @@ def save(snapshot: SearchSnapshot, folder: Path, settings: dict[str, Any]) -> bo
             "values": snapshot.values,
             "vocab": snapshot.vocab,
             "corpus_runs": {c: list(run) for c, run in snapshot.corpus_runs.items()},
+            "coarse": [list(run) for run in snapshot.coarse],
         }
         (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+        if target.exists():  # this version saved with other settings or in another format: replaced
+            stale = folder / f".stale-{snapshot.version}-{os.getpid()}-{threading.get_ident()}"
+            os.replace(target, stale)
+            shutil.rmtree(stale, ignore_errors=True)
         os.replace(tmp, target)
     except OSError as exc:  # a full or read-only disk costs the next start a rebuild, nothing more
         logs.event(log, 30, "search snapshot not saved", error=repr(exc), folder=str(folder))
@@ -120,6 +128,9 @@ def load(folder: Path, version: int, settings: dict[str, Any]) -> SearchSnapshot
             values=meta["values"],
             vocab=meta["vocab"],
             corpus_runs={c: (int(a), int(b)) for c, (a, b) in meta["corpus_runs"].items()},
+            coarse={
+                (int(a), int(b)): coarse.from_bytes(np.load(target / f"coarse-{a}-{b}.npy")) for a, b in meta["coarse"]
+            },
             **arrays,
         )
     except (OSError, ValueError, KeyError) as exc:
