@@ -87,5 +87,16 @@ def test_the_saved_snapshot_keeps_the_shortlist_indexes(tmp_path):
     assert snapshot_files.save(snap, tmp_path, {"s": 1})
     loaded = snapshot_files.load(tmp_path, 1, {"s": 1})
     assert loaded is not None and set(loaded.coarse) == set(snap.coarse)
+    assert loaded.row_reader is not None  # re-scoring reads rows with pread, not through the mapping
     for filters in FILTERS:
         assert loaded.dense(queries[1], filters, 20) == snap.dense(queries[1], filters, 20)
+
+
+def test_the_row_reader_reads_the_rows_the_mapping_holds(tmp_path):
+    matrix = np.random.default_rng(2).standard_normal((500, DIM)).astype(np.float32)
+    np.save(tmp_path / "v.npy", matrix)
+    mapped = np.load(tmp_path / "v.npy", mmap_mode="r")
+    reader = coarse.RowReader(str(mapped.filename), int(mapped.offset), DIM)
+    for rows in ([0], [499], [3, 4, 5, 9, 10, 200, 498, 499], list(range(500)), []):
+        got = reader.rows(np.asarray(rows, dtype=np.int64))
+        assert got.shape == (len(rows), DIM) and np.array_equal(got, matrix[rows])

@@ -15,6 +15,8 @@ Runs under MIN_ROWS are scanned exactly: there the float32 product takes a few m
 
 from __future__ import annotations
 
+import os
+import weakref
 from typing import Any
 
 import numpy as np
@@ -63,3 +65,32 @@ def shortlist(index: Any, query: np.ndarray, eligible: np.ndarray, n: int) -> np
     _, ids = index.search(np.asarray(query, dtype=np.float32).reshape(1, -1), n, params=params)
     found = ids[0]
     return found[found >= 0]
+
+
+class RowReader:
+    """Rows of a saved (n, dim) float32 matrix, read with pread rather than through the mapping: re-scoring
+    touches a few hundred scattered rows per search, and through the mapping every row it ever touched (and,
+    by the kernel's fault-around, the 15 pages beside it) stays mapped in the process, until at a million chunks
+    the whole 1.6 GB matrix counts in its memory. Read with pread, the rows come from the page cache (kept as
+    memory allows, shared with other processes) and the process holds only the 8-bit copies."""
+
+    def __init__(self, path: str, offset: int, dim: int) -> None:
+        self._fd = os.open(path, os.O_RDONLY)
+        self._finalizer = weakref.finalize(self, os.close, self._fd)
+        self._offset, self._row_bytes = offset, dim * 4
+        self._dim = dim
+
+    def rows(self, rows: np.ndarray) -> np.ndarray:
+        """The float32 rows `rows` (ascending), as an (len(rows), dim) array; consecutive rows in one read."""
+        if rows.size == 0:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+        parts = []
+        for run in np.split(rows, breaks):
+            first, count = int(run[0]), int(run.size)
+            want = count * self._row_bytes
+            data = os.pread(self._fd, want, self._offset + first * self._row_bytes)
+            if len(data) != want:
+                raise OSError(f"short read of the saved vectors: {len(data)} of {want} bytes")
+            parts.append(data)
+        return np.frombuffer(b"".join(parts), dtype="<f4").reshape(rows.size, self._dim)

@@ -69,6 +69,8 @@ class SearchSnapshot:
     corpus_runs: dict[str, tuple[int, int]] = field(default_factory=dict)  # corpus → its rows [start, stop)
     # 8-bit copies of the vectors of the large corpus runs, (start, stop) → faiss index (coarse.py)
     coarse: dict[tuple[int, int], Any] = field(default_factory=dict, repr=False, compare=False)
+    # the saved vectors read by row for re-scoring (coarse.RowReader), when the snapshot was loaded from files
+    row_reader: Any = field(default=None, repr=False, compare=False)
     # scores of one query on one run of rows (a repeated search of the same query is served from here)
     _scores: LruCache[Any] = field(default_factory=lambda: LruCache(64), repr=False, compare=False)
 
@@ -145,7 +147,7 @@ class SearchSnapshot:
     ) -> list[tuple[float, str, int]]:
         """The best k eligible rows of a large run: an 8-bit shortlist, re-scored exactly (coarse.py)."""
         rows = np.sort(coarse.shortlist(index, query, eligible, coarse.size(k))) + start
-        exact = self.vectors[rows] @ query
+        exact = (self.row_reader.rows(rows) if self.row_reader is not None else self.vectors[rows]) @ query
         if rows.size > k:  # as _top: every row tied with the k-th best stays, for the tie-break by chunk id
             keep = exact >= exact[np.argpartition(-exact, k - 1)[k - 1]]
             rows, exact = rows[keep], exact[keep]

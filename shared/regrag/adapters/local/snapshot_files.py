@@ -131,11 +131,21 @@ def load(folder: Path, version: int, settings: dict[str, Any]) -> SearchSnapshot
             coarse={
                 (int(a), int(b)): coarse.from_bytes(np.load(target / f"coarse-{a}-{b}.npy")) for a, b in meta["coarse"]
             },
+            row_reader=_row_reader(arrays["vectors"]) if meta["coarse"] else None,
             **arrays,
         )
     except (OSError, ValueError, KeyError) as exc:
         logs.event(log, 30, "search snapshot on disk unreadable; rebuilding", error=repr(exc), folder=str(target))
         return None
+
+
+def _row_reader(vectors: np.ndarray) -> coarse.RowReader | None:
+    """pread access to the mapped vectors file (None for an array that is not a plain mapping of one)."""
+    if not isinstance(vectors, np.memmap) or not vectors.filename or vectors.ndim != 2:
+        return None
+    if vectors.dtype != np.dtype("<f4") or not vectors.flags.c_contiguous:
+        return None
+    return coarse.RowReader(str(vectors.filename), int(vectors.offset), int(vectors.shape[1]))
 
 
 def _remove_older(folder: Path, version: int) -> None:
