@@ -153,3 +153,13 @@ def test_documents_and_versions_endpoints(hash_services):
     status, _body = call(endpoints.document, hash_services, "nope")
     assert status == 404
     json.dumps(doc, ensure_ascii=False)
+
+
+def test_the_local_fan_out_searches_one_corpus_per_core_at_a_time(hash_services):
+    """Local searches compute in this process: more threads than cores only contend (bench/README)."""
+    import os
+
+    from regrag.wiring import models
+
+    assert hash_services.retriever.max_workers == models.cores() == len(os.sched_getaffinity(0))
+    assert models.build_retriever(hash_services.settings, *[None] * 4, None).max_workers == 8  # GCP: remote waits

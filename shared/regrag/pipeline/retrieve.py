@@ -109,6 +109,9 @@ class Retriever:
     """Runs both legs (and the aids that are wired) over the ports and fuses them; fans out over corpora.
 
     `hyde` and `questions` are the optional aids: None (the default) leaves retrieval exactly as without them.
+    `max_workers`: corpora searched at once in a fan-out. Searches that wait on a remote index (Vector Search)
+    overlap well; searches that compute in this process (the local index) gain nothing from more threads than
+    cores and lose to their contention (40× index, 8 corpora, 2 cores: p50/p95 127/160 ms with 8, 93/116 with 2).
     Frozen, so a variant (another config, another index) is `dataclasses.replace(retriever, …)`.
     """
 

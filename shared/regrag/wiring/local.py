@@ -37,7 +37,10 @@ def build_local_services(settings: Settings) -> Services:
     # the aids embed with the model itself, past the on-disk vector cache (see models.build_hyde)
     hyde = models.build_hyde(settings, model, lexical_texts(lexical, db))
     questions = question_index if settings.questions_index else None
-    retriever = models.build_retriever(settings, embedder, SqliteVectorIndex(db), lexical, db, hyde, questions)
+    # the local searches compute in this process: one corpus per core at a time (Retriever.max_workers)
+    retriever = models.build_retriever(
+        settings, embedder, SqliteVectorIndex(db), lexical, db, hyde, questions, fan_out_workers=models.cores()
+    )
     reranker = models.build_reranker(settings)
     caches = models.cache_counters(embedder, reranker, hyde)
     vector_cache = documents.cache

@@ -7,6 +7,7 @@ deterministic local stand-in for the aids.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -200,17 +201,29 @@ def build_retriever(
     store: ChunkStore,
     hyde: Hyde | None,
     questions: QuestionIndex | None = None,
+    *,
+    fan_out_workers: int = 8,
 ) -> Retriever:
-    """The one place a deployment's Retriever is put together (both modes; the evaluation uses the services')."""
+    """The one place a deployment's Retriever is put together (both modes; the evaluation uses the services').
+    `fan_out_workers`: corpora searched at once (Retriever.max_workers)."""
     return Retriever(
         embedder=embedder,
         vectors=vectors,
         lexical=lexical,
         store=store,
         config=retrieval_config_from(settings),
+        max_workers=fan_out_workers,
         hyde=hyde,
         questions=questions,
     )
+
+
+def cores() -> int:
+    """The CPUs this process may run on (its affinity, which containers and taskset narrow; os.cpu_count() does not)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on every platform
+        return max(1, os.cpu_count() or 1)
 
 
 def build_hyde(
