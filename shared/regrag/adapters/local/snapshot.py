@@ -106,15 +106,18 @@ class SearchSnapshot:
     def _top(self, scores: np.ndarray, eligible: np.ndarray, k: int, offset: int = 0) -> list[tuple[float, str, int]]:
         """The best k eligible rows of one run as (score, chunk id, row); `scores` and `eligible` are the run's."""
         rows = np.flatnonzero(eligible)
+        return self._best(rows + offset, scores[rows], k)
+
+    def _best(self, rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[float, str, int]]:
+        """The best k of `rows` (snapshot rows, `scores` beside them) as (score, chunk id, row). Every row tied
+        with the k-th best stays in, so that the tie-break by chunk id (in _hits) decides, not the order
+        argpartition happens to leave the ties in."""
         if rows.size == 0 or k <= 0:
             return []
-        picked = rows
         if rows.size > k:
-            # every row tied with the k-th best stays in, so that the tie-break by chunk id (in _hits) decides,
-            # not the order argpartition happens to leave the ties in
-            kth = scores[rows[np.argpartition(-scores[rows], k - 1)[k - 1]]]
-            picked = rows[scores[rows] >= kth]
-        return [(float(scores[r]), self.chunk_ids[offset + r], offset + r) for r in picked.tolist()]
+            keep = scores >= scores[np.argpartition(-scores, k - 1)[k - 1]]
+            rows, scores = rows[keep], scores[keep]
+        return [(float(s), self.chunk_ids[r], r) for s, r in zip(scores.tolist(), rows.tolist(), strict=True)]
 
     @staticmethod
     def _hits(found: list[tuple[float, str, int]], k: int) -> list[Hit]:
@@ -148,10 +151,7 @@ class SearchSnapshot:
         """The best k eligible rows of a large run: an 8-bit shortlist, re-scored exactly (coarse.py)."""
         rows = np.sort(coarse.shortlist(index, query, eligible, coarse.size(k))) + start
         exact = (self.row_reader.rows(rows) if self.row_reader is not None else self.vectors[rows]) @ query
-        if rows.size > k:  # as _top: every row tied with the k-th best stays, for the tie-break by chunk id
-            keep = exact >= exact[np.argpartition(-exact, k - 1)[k - 1]]
-            rows, exact = rows[keep], exact[keep]
-        return [(float(s), self.chunk_ids[r], r) for s, r in zip(exact.tolist(), rows.tolist(), strict=True)]
+        return self._best(rows, exact, k)
 
     def questions(self, query: np.ndarray, filters: Filters, k: int) -> list[Hit]:
         """Chunks ranked by their best question's cosine similarity; the chunk's mask filters before top-k."""
