@@ -55,12 +55,28 @@ def test_ingest_leaves_a_large_index_ready_to_search(tmp_path, monkeypatch, caps
     assert code == 0, err
     summary = json.loads(out)
     saved = list((tmp_path / "data" / "index.sqlite.snapshot").glob("v*/meta.json"))
-    assert len(saved) == 1 and summary["search_prepared_s"] >= 0
+    assert len(saved) == 1 and summary["search_prepared_s"] >= 0 and summary["search_prepared"] is True
     assert json.loads(saved[0].read_text(encoding="utf-8"))["chunks"] == summary["index"]["chunks"]
     # an unchanged re-ingest writes nothing, so the saved snapshot stays the current one: nothing rebuilt
     code, out, err = run(capsys, "ingest", str(tmp_path / "corpus"), "--quiet")
     assert code == 0 and json.loads(out)["unchanged"] == 2, err
     assert list((tmp_path / "data" / "index.sqlite.snapshot").glob("v*/meta.json")) == saved
+
+
+def test_a_failed_search_preparation_is_reported_and_the_batch_stays_ingested(tmp_path, monkeypatch, capsys):
+    from regrag.adapters.local.search_store import SqliteSearchStore
+
+    def fail(self):
+        raise MemoryError("no room for the snapshot build")
+
+    monkeypatch.setenv("REGRAG_EMBEDDER", "hash")
+    monkeypatch.setattr(SqliteSearchStore, "prepare_search", fail)
+    code, out, err = run(capsys, "ingest", str(make_corpus(tmp_path, {"nat-reg-0088"})))
+    summary = json.loads(out)
+    assert code == 0 and summary["chunked"] == 1 and summary["search_prepared"] is False
+    assert "search not prepared" in err and "MemoryError: no room for the snapshot build" in err
+    code, out, _ = run(capsys, "ask", "计划检修停电要提前几天通知用户", "--json")
+    assert code == 0 and json.loads(out)["candidates"]  # the server side builds its own snapshot
 
 
 def test_bad_files_are_reported_and_the_rest_is_ingested(tmp_path, monkeypatch, capsys):

@@ -147,8 +147,7 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
         progress.step(up.name)
     pruned = _prune(services, uploads, args.corpus) if args.prune else []
     prepared = time.perf_counter()
-    if services.prepare_search is not None:
-        services.prepare_search()
+    not_prepared = _prepare_search(services)
     prepared_s = time.perf_counter() - prepared
     summary = {
         **counts,
@@ -162,12 +161,16 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
         "seconds": round(time.perf_counter() - started, 1),
         # of which: preparing the index for search (at a million chunks, building the saved search snapshot)
         "search_prepared_s": round(prepared_s, 1),
+        "search_prepared": not_prepared is None,
         "dead_letters": len(services.bus.dead_letters) if services.bus is not None else 0,
         "index": services.store.stats(),
     }
     print(json.dumps(summary, ensure_ascii=False, indent=None if args.quiet else 1))
     for f in failed:
         print(f"failed ({f.get('stage')}): {f.get('key')}: {f.get('error')}", file=sys.stderr)
+    if not_prepared is not None:
+        note = "the documents are stored; a server builds it on start"
+        print(f"search not prepared ({note}): {not_prepared}", file=sys.stderr)
     for doc_id in pruned:
         print(f"pruned: {doc_id}", file=sys.stderr)
     for doc_id, warnings in corrected.items():
@@ -178,6 +181,19 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
             pages = ", ".join(map(str, result.low_confidence_pages))
             print(f"ocr: {doc_id}: low confidence on page(s) {pages}: check them against the scan", file=sys.stderr)
     return 0 if counts["failed"] == 0 else 2
+
+
+def _prepare_search(services: Services) -> str | None:
+    """Prepare the index for search after the writes; the error when that failed. The writes are done by then,
+    so a failure (a full disk, no memory for the build) must not turn the batch into a crash: a server builds
+    the snapshot itself when it finds none saved."""
+    if services.prepare_search is None:
+        return None
+    try:
+        services.prepare_search()
+    except Exception as exc:  # noqa: BLE001 - reported in the summary and on stderr, never raised
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 def ocr_summary(scanned: dict[str, IngestResult]) -> dict[str, Any]:
