@@ -7,7 +7,7 @@ import pytest
 from regrag.domain.models import Filters
 from regrag.domain.results import Candidate
 from regrag.pipeline.abstention import AbstentionRule, Signals, signals
-from regrag.pipeline.compose import compose_answer, question_keywords
+from regrag.pipeline.compose import RelevanceFloor, candidate_relevance, compose_answer, question_keywords
 from regrag.pipeline.ingest import build_document
 from regrag.ports import Blob
 
@@ -51,11 +51,34 @@ def test_a_place_without_documents_is_uncovered_unless_a_candidate_is_from_there
     assert not read(doc, NOTICE).place_uncovered  # no place named
 
 
-def test_each_reason_costs_the_penalty_and_zero_turns_the_rule_off():
+def test_each_reason_costs_its_own_penalty_and_zero_turns_the_rule_off():
     weak = Signals(overall=0.55, asks_figure=True, figure_quoted=False, anchor_quoted=False, place_uncovered=True)
-    rule = AbstentionRule(below=0.5, penalty=0.1)
-    assert rule.score(weak) == pytest.approx(0.25) and rule.abstains(weak) and len(rule.reasons(weak)) == 3
+    rule = AbstentionRule(below=0.5, figure_penalty=0.3, anchor_penalty=0.05, place_penalty=0.1)
+    assert rule.score(weak) == pytest.approx(0.10) and rule.abstains(weak) and len(rule.reasons(weak)) == 3
     assert not AbstentionRule(below=0.0).abstains(weak)
     unsure = Signals(overall=0.1, asks_figure=False, figure_quoted=False, anchor_quoted=True, place_uncovered=False)
     assert not rule.abstains(unsure)  # low confidence with nothing specific missing: the caution line, not silence
     assert Signals.from_dict(weak.to_dict()) == weak
+
+
+def test_a_missing_figure_weighs_more_than_a_missing_object():
+    """The default penalties: a figure asked and none quoted can withhold a medium-confidence answer; the
+    question's object missing from the quotes (common when a lay question is answered in statute words) only
+    lets the cut-off apply to the confidence as it is."""
+    rule = AbstentionRule(below=0.1)
+    figure = Signals(overall=0.35, asks_figure=True, figure_quoted=False, anchor_quoted=True, place_uncovered=False)
+    anchor = Signals(overall=0.35, asks_figure=False, figure_quoted=False, anchor_quoted=False, place_uncovered=False)
+    assert rule.abstains(figure) and rule.reasons(figure) == ["问题询问具体数值，但引文中没有相应数值"]
+    assert not rule.abstains(anchor) and rule.reasons(anchor) == ["引文未涉及问题的具体对象"]
+    assert rule.abstains(replace(anchor, overall=0.05))
+
+
+def test_the_signals_carry_what_the_floor_read_so_both_abstentions_replay_offline(doc):
+    """bench/abstention.py replays the floor from the recorded signals: they must be the floor's own inputs."""
+    seen = read(doc, NOTICE)
+    chunks = [c for c in doc.chunks if c.article == "第二十八条"]
+    keywords = question_keywords(NOTICE)
+    assert seen.best_coverage == pytest.approx(max(candidate_relevance([Candidate(c, 1.0) for c in chunks], keywords)))
+    assert seen.best_dense == pytest.approx(0.95)
+    assert not RelevanceFloor().weak(seen.best_coverage, seen.best_dense)  # compose quoted: the replay agrees
+    assert Signals.from_dict(seen.to_dict()).best_coverage == pytest.approx(seen.best_coverage, abs=1e-4)

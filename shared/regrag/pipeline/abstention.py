@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from regrag.domain.results import Answer, Candidate
+from regrag.pipeline import compose
 from regrag.pipeline.keywords import Keyword
 from regrag.text.places import mentioned_provinces
 
@@ -43,49 +44,71 @@ class Signals:
     figure_quoted: bool
     anchor_quoted: bool
     place_uncovered: bool
+    # what the relevance floor (compose.py) read: the best key-term coverage of the candidates quoted from and
+    # the best dense similarity; recorded so that the floor and this rule can be replayed together offline
+    best_coverage: float = 1.0
+    best_dense: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["overall"] = round(self.overall, 4)
+        data["best_coverage"] = round(self.best_coverage, 4)
+        data["best_dense"] = None if self.best_dense is None else round(self.best_dense, 4)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Signals:
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
 @dataclass(frozen=True)
 class AbstentionRule:
     """Abstain when the answer misses something specific the question asks (at least one reason) and `overall`
-    less the penalties is below `below` (0 turns the rule off).
+    less the reasons' penalties is below `below` (0 turns the rule off).
 
     A reason is required: low confidence alone is common for lay questions that are answered rightly (their
-    words are not the statute's), and withholding those costs more than the caution line already shown."""
+    words are not the statute's), and withholding those costs more than the caution line already shown.
+    The penalties say how much each reason tells (bench/abstention.py `grid`, on the dev, lay dev and
+    unanswerable sets): a figure asked and none quoted is rare among answered questions (2 of 185) and common
+    among unanswerable ones (9 of 34); a province with no document of its own is often settled by national texts
+    (3 dev questions); the specific object missing from the quotes is as common in answered lay questions (20 of
+    139) as in unanswerable ones, so it makes the rule apply but costs nothing."""
 
     below: float = 0.0
-    penalty: float = 0.1
+    figure_penalty: float = 0.3
+    anchor_penalty: float = 0.0
+    place_penalty: float = 0.1
+
+    def _found(self, s: Signals) -> list[tuple[str, float]]:
+        found = []
+        if s.asks_figure and not s.figure_quoted:
+            found.append(("问题询问具体数值，但引文中没有相应数值", self.figure_penalty))
+        if not s.anchor_quoted:
+            found.append(("引文未涉及问题的具体对象", self.anchor_penalty))
+        if s.place_uncovered:
+            found.append(("库中没有问题所指地区的文件", self.place_penalty))
+        return found
 
     def score(self, s: Signals) -> float:
-        return s.overall - self.penalty * len(self.reasons(s))
+        return s.overall - sum(penalty for _, penalty in self._found(s))
 
     def reasons(self, s: Signals) -> list[str]:
-        reasons = []
-        if s.asks_figure and not s.figure_quoted:
-            reasons.append("问题询问具体数值，但引文中没有相应数值")
-        if not s.anchor_quoted:
-            reasons.append("引文未涉及问题的具体对象")
-        if s.place_uncovered:
-            reasons.append("库中没有问题所指地区的文件")
-        return reasons
+        return [reason for reason, _ in self._found(s)]
 
     def abstains(self, s: Signals) -> bool:
-        return self.below > 0 and bool(self.reasons(s)) and self.score(s) < self.below
+        return self.below > 0 and bool(self._found(s)) and self.score(s) < self.below
 
 
 def signals(
-    question: str, keywords: Sequence[Keyword], answer: Answer, candidates: Sequence[Candidate], overall: float
+    question: str,
+    keywords: Sequence[Keyword],
+    answer: Answer,
+    candidates: Sequence[Candidate],
+    overall: float,
+    top_n: int = 5,
 ) -> Signals:
-    """The signals of one answer (a non-abstaining one: it has quotes)."""
+    """The signals of one answer (a non-abstaining one: it has quotes); `top_n`: the candidates compose quoted
+    from."""
     spans = "".join(b.span for b in answer.bullets)
     heaviest = sorted(keywords, key=lambda k: (-k.weight, -len(k.term)))[:ANCHOR_TERMS]
     named = mentioned_provinces(question)
@@ -97,4 +120,6 @@ def signals(
         figure_quoted=bool(_FIGURE.search(spans)),
         anchor_quoted=not heaviest or any(k.term in spans for k in heaviest),
         place_uncovered=place_uncovered,
+        best_coverage=max(compose.candidate_relevance(candidates[:top_n], keywords), default=0.0),
+        best_dense=compose.best_dense(candidates),
     )

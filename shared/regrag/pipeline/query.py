@@ -192,7 +192,7 @@ def _judge(
     confidence = assess(ranked, answer, keywords, rerank_status=rerank_status, dense_floor=options.floor.dense)
     if answer.abstained:
         return answer, confidence
-    seen = abstention.signals(question, keywords, answer, ranked, confidence.overall)
+    seen = abstention.signals(question, keywords, answer, ranked, confidence.overall, options.compose_top_n)
     reasons = options.abstention.reasons(seen)
     confidence = replace(confidence, inputs={**confidence.inputs, "signals": seen.to_dict(), "reasons": reasons})
     if options.abstention.abstains(seen):

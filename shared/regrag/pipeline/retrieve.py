@@ -40,7 +40,7 @@ class RetrievalConfig:
     dense_k: int = 50
     lexical_k: int = 50
     rrf_k: int = 20
-    dense_weight: float = 0.5
+    dense_weight: float = 1.0
     lexical_weight: float = 1.0
     hyde_weight: float = 0.5
     questions_weight: float = 0.5
