@@ -113,6 +113,8 @@ class Settings:
     generator: str = field(default="gemini", metadata={"env": "REGRAG_GENERATOR", "choices": ("gemini", "local")})
     hyde: bool = field(default=False, metadata={"env": "REGRAG_HYDE"})
     hyde_weight: float = field(default=0.5, metadata={"env": "REGRAG_HYDE_WEIGHT", "min": 0.0})
+    # the HyDE passage's words as a lexical leg (the question reworded in statute terms); 0 = no such leg
+    hyde_lexical_weight: float = field(default=0.0, metadata={"env": "REGRAG_HYDE_LEXICAL_WEIGHT", "min": 0.0})
     hyde_timeout_s: float = field(default=3.0, metadata={"env": "REGRAG_HYDE_TIMEOUT_S", "min": 0.1})
     hyde_cache_size: int = field(default=512, metadata={"env": "REGRAG_HYDE_CACHE_SIZE", "min": 0})
     questions_index: bool = field(default=False, metadata={"env": "REGRAG_QUESTIONS_INDEX"})

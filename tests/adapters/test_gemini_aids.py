@@ -16,6 +16,7 @@ from regrag.api.routes import call
 from regrag.domain.models import Filters
 from regrag.pipeline.embed import embedding_text
 from regrag.pipeline.fusion import rrf_fuse
+from regrag.pipeline.lexical import query_tokens
 from regrag.pipeline.retrieve import Retriever, effective_filters
 from regrag.wiring import build_services
 
@@ -152,6 +153,42 @@ def test_a_hypothetical_answer_is_one_more_leg_of_the_fusion(fake, tmp_path):
     base = dict(fusion(without_aids(retriever), QUESTION, 100))
     assert wide[target.id] - base.get(target.id, 0.0) == pytest.approx(cfg.hyde_weight / (cfg.rrf_k + 1))
     assert len(fake.requests) == 1
+
+
+def test_the_passage_in_statute_words_is_searched_by_its_words_as_a_lexical_leg(fake, tmp_path):
+    """REGRAG_HYDE_LEXICAL_WEIGHT: the model's rewording searched over the lexical index, so that a lay word (偷电)
+    reaches the statute's (窃电 / 盗窃电能) by words as well as by the vector."""
+    services = gemini_app(tmp_path, fake, hyde=True, hyde_weight=0.0, hyde_lexical_weight=0.5)
+    ingest_sample(services, DOCS)
+    retriever, question = services.retriever, "偷电被抓住了会怎么罚？"
+    passage = "盗窃电能的，由电力管理部门责令停止违法行为，追缴电费并处应交电费五倍以下的罚款。"
+    fake.push(Reply.text(json.dumps({"answer": passage}, ensure_ascii=False)))
+
+    result = retriever.retrieve(question, Filters(), 12)
+    assert result.aids.status["hyde"] == "ok" and [leg.name for leg in result.aids.legs] == ["hyde_lexical"]
+    cfg, filters = retriever.config, result.filters
+    words = services.lexical.search(query_tokens(passage), filters, cfg.lexical_k)
+    penalty = next(c for c in services.store.document_chunks("nat-reg-0088") if c.article == "第四十一条")
+    assert words[0].chunk_id == penalty.id  # the rewording finds the penalty article first
+    dense = services.vectors.search(services.embedder.embed_query(question), filters, cfg.dense_k)
+    lexical = services.lexical.search(result.tokens, filters, cfg.lexical_k)
+    expected = rrf_fuse([dense, lexical, words], [cfg.dense_weight, cfg.lexical_weight, 0.5], cfg.rrf_k)[:12]
+    assert fusion(retriever, question, 12) == [(f.chunk_id, f.score) for f in expected]
+    # the penalty article gains exactly one rank-1 share of the leg's weight, and rises
+    wide = fusion(retriever, question, 100)
+    base = fusion(without_aids(retriever), question, 100)
+    assert dict(wide)[penalty.id] - dict(base).get(penalty.id, 0.0) == pytest.approx(0.5 / (cfg.rrf_k + 1))
+    assert [c for c, _ in wide].index(penalty.id) < [c for c, _ in base].index(penalty.id)
+    assert len(fake.requests) == 1  # one model call serves both the vector and the words (cached after)
+
+
+def test_hyde_off_or_zero_weights_add_no_leg(fake, tmp_path):
+    services = gemini_app(tmp_path, fake, hyde=True, hyde_weight=0.0, hyde_lexical_weight=0.0)
+    ingest_sample(services, ["nat-reg-0088"])
+    fake.push(Reply.text(json.dumps({"answer": "供电企业应当提前通知用户。"}, ensure_ascii=False)))
+    result = services.retriever.retrieve(QUESTION, Filters(), 12)
+    assert result.aids.status["hyde"] == "ok" and result.aids.legs == ()
+    assert fusion(services.retriever, QUESTION, 12) == fusion(without_aids(services.retriever), QUESTION, 12)
 
 
 def test_the_query_response_reports_hyde_and_never_quotes_the_passage(fake, tmp_path):

@@ -6,8 +6,9 @@ search, so top-k is taken among matching chunks only.
 
 Optional retrieval aids add legs to the same fusion, each with its own weight, prepared once per query (also
 for a fan-out over corpora) and filtered like the others: HyDE (regrag.pipeline.hyde: a hypothetical answer's
-vector searched over the chunk vectors) and the questions-answered index (regrag.pipeline.questions: the
-question's vector searched over questions generated at ingest). Without them the fusion is exactly the two legs.
+vector searched over the chunk vectors, and its words over the lexical index) and the questions-answered index
+(regrag.pipeline.questions: the question's vector searched over questions generated at ingest). Without them the
+fusion is exactly the two legs.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class RetrievalConfig:
     place_scope: bool = True
     national_preference: float = 0.8
     form_weight: float = 0.0
+    hyde_lexical_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -159,8 +161,17 @@ class Retriever:
             status["hyde"] = expanded.status
             hvec = expanded.vector
             if hvec is not None:
-                legs.append(AidLeg("hyde", cfg.hyde_weight, lambda f, k: self.vectors.search(hvec, f, k)))
+                if cfg.hyde_weight > 0:
+                    legs.append(AidLeg("hyde", cfg.hyde_weight, lambda f, k: self.vectors.search(hvec, f, k)))
                 debug["hyde_passage"] = expanded.passage
+            # The passage is the question reworded as a statute would say it; searched by its words too, it
+            # can reach an article a lay question shares no word with (偷电 → 窃电), which the vector alone
+            # reaches only as far as the embedding model bridges the two wordings.
+            words = query_tokens(expanded.passage) if expanded.passage and cfg.hyde_lexical_weight > 0 else []
+            if words:
+                legs.append(
+                    AidLeg("hyde_lexical", cfg.hyde_lexical_weight, lambda f, k: self.lexical.search(words, f, k))
+                )
         if self.questions is not None:
             index = self.questions
             legs.append(AidLeg("questions", cfg.questions_weight, lambda f, k: index.search(qvec, f, k)))

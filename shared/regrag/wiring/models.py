@@ -130,6 +130,7 @@ def retrieval_config_from(settings: Settings) -> RetrievalConfig:
         settings.place_scope,
         settings.national_preference,
         settings.form_weight,
+        hyde_lexical_weight=settings.hyde_lexical_weight,
     )
 
 
