@@ -126,7 +126,7 @@ def curve(args: argparse.Namespace) -> None:
 
 
 def _penalties(args: argparse.Namespace) -> dict[str, float]:
-    names = ("figure_penalty", "anchor_penalty", "place_penalty")
+    names = ("figure_penalty", "anchor_penalty", "place_penalty", "stated_penalty")
     return {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
 
 
@@ -136,15 +136,20 @@ def grid(args: argparse.Namespace) -> None:
     left out of the search, for `curve` to check the chosen setting on."""
     rows = [r for r in _rows(args.features) if r["set"] not in args.hold_out]
     best: dict[int, tuple[int, str]] = {}
-    for cov, pf, pa, pp, cut in itertools.product(
-        (0.35, 0.45, 0.55), (0.1, 0.2, 0.3, 0.4), (0.0, 0.1, 0.2), (0.0, 0.1, 0.2, 0.3), (0.0, 0.05, 0.1, 0.15, 0.2)
+    for cov, pf, pa, pp, ps, cut in itertools.product(
+        (0.35, 0.45, 0.55),
+        (0.1, 0.2, 0.3, 0.4),
+        (0.0, 0.1, 0.2),
+        (0.0, 0.1, 0.2, 0.3),
+        (0.0, 0.1, 0.3, 0.5),
+        (0.0, 0.05, 0.1, 0.15, 0.2),
     ):
         floor = RelevanceFloor(coverage=cov)
-        rule = AbstentionRule(below=cut, figure_penalty=pf, anchor_penalty=pa, place_penalty=pp)
+        rule = AbstentionRule(below=cut, figure_penalty=pf, anchor_penalty=pa, place_penalty=pp, stated_penalty=ps)
         decided = [(r, _decide(r, floor, rule)) for r in rows]
         caught = sum(a for r, a in decided if not r["answerable"])
         withheld = [r["set"] for r, a in decided if r["answerable"] and a]
-        label = f"floor {cov} · figure {pf} · anchor {pa} · place {pp} · cut-off {cut}"
+        label = f"floor {cov} · figure {pf} · anchor {pa} · place {pp} · stated {ps} · cut-off {cut}"
         detail = ", ".join(f"{s} {withheld.count(s)}" for s in sorted({r["set"] for r in rows if r["answerable"]}))
         if caught not in best or len(withheld) < best[caught][0]:
             best[caught] = (len(withheld), f"{label}: answers withheld {len(withheld)} ({detail})")
@@ -170,7 +175,7 @@ def main() -> None:
     c.add_argument("--cutoffs", type=float, nargs="*", default=[0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4])
     c.add_argument("--by-kind", type=float, help="also list abstentions per kind of unanswerable at this cut-off")
     c.add_argument("--floor", type=float, default=RelevanceFloor().coverage, help="the floor's coverage")
-    for name in ("figure", "anchor", "place"):
+    for name in ("figure", "anchor", "place", "stated"):
         c.add_argument(f"--{name}-penalty", type=float, help="this reason's penalty (default: the product's)")
     g = sub.add_parser("grid")
     g.add_argument("features")

@@ -6,7 +6,7 @@ import pytest
 
 from regrag.domain.models import Filters
 from regrag.domain.results import Candidate
-from regrag.pipeline.abstention import AbstentionRule, Signals, signals
+from regrag.pipeline.abstention import STATED_FIGURE, AbstentionRule, Signals, figure_values, signals
 from regrag.pipeline.compose import RelevanceFloor, candidate_relevance, compose_answer, question_keywords
 from regrag.pipeline.ingest import build_document
 from regrag.ports import Blob
@@ -82,3 +82,28 @@ def test_the_signals_carry_what_the_floor_read_so_both_abstentions_replay_offlin
     assert seen.best_dense == pytest.approx(0.95)
     assert not RelevanceFloor().weak(seen.best_coverage, seen.best_dense)  # compose quoted: the replay agrees
     assert Signals.from_dict(seen.to_dict()).best_coverage == pytest.approx(seen.best_coverage, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("光伏电站必须每五年更换一次逆变器吗？", {5}),
+        ("应当提前7天通知用户", {7}),
+        ("按零售电价的两倍收购，三十天内办结", {2, 30}),
+        ("架一条10千伏电力线路，相距20米", {10, 20}),  # the number a figure starts with, not its unit's 千
+        ("１５日内", {15}),
+        ("家用储能电池选磷酸铁锂还是三元锂更安全？", set()),  # 三元锂 is a battery, not three yuan
+        ("第三人侵权的，由第三人承担责任", set()),
+    ],
+)
+def test_the_figures_a_question_states_compare_by_value(text, values):
+    assert figure_values(text, STATED_FIGURE) == values
+
+
+def test_a_figure_the_question_presumes_and_no_quote_states_is_a_named_reason(doc):
+    """第二十八条 says 提前7天: a question presuming 十五天 is answered by a rule that does not say so."""
+    presumed = read(doc, "供电企业计划检修停电，是否要提前十五天通知用户？")
+    assert presumed.stated_unquoted
+    assert "问题所述的数值在引文中没有出现" in AbstentionRule(0.1).reasons(presumed)
+    assert not read(doc, "供电企业计划检修停电，是否要提前七天通知用户？").stated_unquoted  # 七 = 7
+    assert not read(doc, NOTICE).stated_unquoted  # it asks for a figure (几天), it states none

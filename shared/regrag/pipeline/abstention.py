@@ -6,7 +6,9 @@ the answer itself: the confidence computed from retrieval, coverage and dense si
 penalty for each specific thing the question asks that no quote contains:
 - a figure (多少 / 几天 / 比例 / 上限 …) and no quoted span states a number with a unit;
 - its most specific terms (the heaviest keywords) and no quoted span contains any of them;
-- a place the corpus does not cover (no candidate document of that province, no quote naming it).
+- a place the corpus does not cover (no candidate document of that province, no quote naming it);
+- figures the question states (是否每五年更换 / 按两倍收购) of which no quoted span states any: the rule the
+  question presumes is not the one quoted, which is how a question about a rule that does not exist looks.
 Each penalty is a reason shown with the abstention. The cut-off is calibrated on the dev, lay dev and
 unanswerable question sets (bench/abstention.py prints the curve; bench/README.md has the table).
 """
@@ -32,7 +34,47 @@ _FIGURE = re.compile(
     # Chinese numerals need a unit that is not also a word ending: 第三人 (a third party) is no figure
     r"|[一二三四五六七八九十两百千万]+(?:个工作日|个月|日|天|年|小时|倍|元|万元|千瓦|千伏|米|吨|分钟|周岁)"
 )
+# a figure a question states (每五年 / 两倍 / 三十天 / 20米): stricter than _FIGURE on Chinese numerals, whose 元
+# in a question is as often a word part (三元锂电池) as money
+STATED_FIGURE = re.compile(
+    r"[0-9０-９]+(?:[.．][0-9０-９]+)?\s*(?:%|％|个|日|天|年|月|小时|倍|元|万元|千瓦|兆瓦|万千瓦|千伏|伏|度|米|平方米|公里|吨|分钟|周岁)"
+    r"|[一二三四五六七八九十两百千万]+(?:个工作日|个月|日|天|年|小时|倍|千瓦|千伏|米|吨|分钟|周岁|度)"
+)
+_LEADING_NUMBER = re.compile(r"[0-9０-９]+|[零〇一二三四五六七八九十两百千万]+")
+_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
+_SCALES = {"十": 10, "百": 100, "千": 1000}
 ANCHOR_TERMS = 2  # the heaviest keywords that make a question specific
+
+
+def _number(token: str) -> int | None:
+    """'30', '３０', '三十', '两' → the integer; None for what is not a plain number."""
+    if token.isdigit():
+        return int(token)
+    total = section = digit = 0
+    for ch in token:
+        if ch in _DIGITS:
+            digit = _DIGITS[ch]
+        elif ch in _SCALES:
+            section += (digit or 1) * _SCALES[ch]
+            digit = 0
+        elif ch == "万":
+            total += (section + digit) * 10000
+            section = digit = 0
+        else:
+            return None
+    return total + section + digit
+
+
+def figure_values(text: str, pattern: re.Pattern[str] = _FIGURE) -> set[int]:
+    """The numbers of the figures in `text` (the number each figure starts with: 五年 → 5, 10千伏 → 10), so that a
+    question's 五年 and a statute's 5年 compare equal."""
+    values = set()
+    for match in pattern.finditer(text):
+        lead = _LEADING_NUMBER.match(match.group(0))
+        value = _number(lead.group(0)) if lead else None
+        if value is not None:
+            values.add(value)
+    return values
 
 
 @dataclass(frozen=True)
@@ -48,6 +90,9 @@ class Signals:
     # the best dense similarity; recorded so that the floor and this rule can be replayed together offline
     best_coverage: float = 1.0
     best_dense: float | None = None
+    # the question states figures (每五年更换 / 按两倍收购) and no quote states any of them: what the question
+    # presumes is not what the quotes say, the mark of a rule that does not exist
+    stated_unquoted: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -72,12 +117,15 @@ class AbstentionRule:
     unanswerable sets): a figure asked and none quoted is rare among answered questions (2 of 185) and common
     among unanswerable ones (9 of 34); a province with no document of its own is often settled by national texts
     (3 dev questions); the specific object missing from the quotes is as common in answered lay questions (20 of
-    139) as in unanswerable ones, so it makes the rule apply but costs nothing."""
+    139) as in unanswerable ones, so it makes the rule apply but costs nothing; stated figures none of which is
+    quoted marked 5 of the 11 questions about rules that do not exist and none of the 187 answered ones (one dev
+    question states two figures, and the quotes state one of them)."""
 
     below: float = 0.0
     figure_penalty: float = 0.3
     anchor_penalty: float = 0.0
     place_penalty: float = 0.1
+    stated_penalty: float = 0.3
 
     def _found(self, s: Signals) -> list[tuple[str, float]]:
         found = []
@@ -87,6 +135,8 @@ class AbstentionRule:
             found.append(("引文未涉及问题的具体对象", self.anchor_penalty))
         if s.place_uncovered:
             found.append(("库中没有问题所指地区的文件", self.place_penalty))
+        if s.stated_unquoted:
+            found.append(("问题所述的数值在引文中没有出现", self.stated_penalty))
         return found
 
     def score(self, s: Signals) -> float:
@@ -110,6 +160,7 @@ def signals(
     """The signals of one answer (a non-abstaining one: it has quotes); `top_n`: the candidates compose quoted
     from."""
     spans = "".join(b.span for b in answer.bullets)
+    stated = figure_values(question, STATED_FIGURE)
     heaviest = sorted(keywords, key=lambda k: (-k.weight, -len(k.term)))[:ANCHOR_TERMS]
     named = mentioned_provinces(question)
     near = {c.chunk.meta.province for c in candidates[:5]}
@@ -122,4 +173,5 @@ def signals(
         place_uncovered=place_uncovered,
         best_coverage=max(compose.candidate_relevance(candidates[:top_n], keywords), default=0.0),
         best_dense=compose.best_dense(candidates),
+        stated_unquoted=bool(stated) and not stated & figure_values(spans),
     )
