@@ -43,6 +43,16 @@ def test_with_the_rule_off_the_same_question_is_quoted_with_the_signals_shown(as
     body = ask(FIGURE, abstain_below=0.0)
     assert not body["abstained"] and body["bullets"]
     assert body["confidence"]["inputs"]["reasons"] == ["问题询问具体数值，但引文中没有相应数值"]
+    assert "请注意：问题询问具体数值，但引文中没有相应数值" in body["notes"]  # answered, and the user is told
+
+
+def test_a_rule_quoted_with_another_figure_than_the_question_presumes_is_answered_with_a_note(ask):
+    """第二十八条 says 提前7天; asked whether it is 十五天, the quote is the answer, and the mismatch is said."""
+    body = ask("法律是否规定供电企业计划检修停电要提前十五天通知用户？", abstain_below=0.1)
+    assert not body["abstained"] and "7天" in "".join(b["span"] for b in body["bullets"])
+    assert body["confidence"]["inputs"]["signals"]["stated_unquoted"]
+    assert "请注意：问题所述的数值在引文中没有出现" in body["notes"]
+    assert "请注意：问题所述的数值在引文中没有出现" in body["answer_zh"]
 
 
 def test_a_figure_that_is_quoted_is_answered_even_with_a_high_cut_off(ask):

@@ -145,6 +145,11 @@ class AbstentionRule:
     def reasons(self, s: Signals) -> list[str]:
         return [reason for reason, _ in self._found(s)]
 
+    def cautions(self, s: Signals) -> list[str]:
+        """The reasons that weigh (a penalty above 0), for an answer that is given all the same: a lawyer asking
+        whether a rule says 十五天 should read that the quotes say another figure, not infer it."""
+        return [reason for reason, penalty in self._found(s) if penalty > 0]
+
     def abstains(self, s: Signals) -> bool:
         return self.below > 0 and bool(self._found(s)) and self.score(s) < self.below
 

@@ -202,6 +202,8 @@ def _judge(
             answer = with_note(answer, f"最接近的条文未予引用：{reason}")
         inputs = {**confidence.inputs, "abstained_by": "confidence"}
         return answer, replace(confidence, level="low", inputs=inputs)
+    for caution in options.abstention.cautions(seen):
+        answer = with_note(answer, f"请注意：{caution}")
     if confidence.level == "low":
         answer = with_caution(answer)
     return answer, confidence
