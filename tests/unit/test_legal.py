@@ -23,6 +23,9 @@ from regrag.text.legal import (
         ("一千二百六十", 1260),
         ("两千", 2000),
         ("12", 12),
+        ("１５", 15),
+        ("一万二千五百", 12500),  # figures, not labels: a question's 一万二千五百元
+        ("三万", 30000),
     ],
 )
 def test_chinese_numerals(numeral, value):

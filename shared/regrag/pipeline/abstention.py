@@ -23,6 +23,7 @@ from typing import Any
 from regrag.domain.results import Answer, Candidate
 from regrag.pipeline import compose
 from regrag.pipeline.keywords import Keyword
+from regrag.text.legal import chinese_to_int
 from regrag.text.places import mentioned_provinces
 
 # what a question asking for a number says (多少钱 / 几天 / 百分之几 / 比例 / 上限 / 标准是多少)
@@ -41,28 +42,15 @@ STATED_FIGURE = re.compile(
     r"|[一二三四五六七八九十两百千万]+(?:个工作日|个月|日|天|年|小时|倍|千瓦|千伏|米|吨|分钟|周岁|度)"
 )
 _LEADING_NUMBER = re.compile(r"[0-9０-９]+|[零〇一二三四五六七八九十两百千万]+")
-_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
-_SCALES = {"十": 10, "百": 100, "千": 1000}
 ANCHOR_TERMS = 2  # the heaviest keywords that make a question specific
 
 
 def _number(token: str) -> int | None:
     """'30', '３０', '三十', '两' → the integer; None for what is not a plain number."""
-    if token.isdigit():
-        return int(token)
-    total = section = digit = 0
-    for ch in token:
-        if ch in _DIGITS:
-            digit = _DIGITS[ch]
-        elif ch in _SCALES:
-            section += (digit or 1) * _SCALES[ch]
-            digit = 0
-        elif ch == "万":
-            total += (section + digit) * 10000
-            section = digit = 0
-        else:
-            return None
-    return total + section + digit
+    try:
+        return chinese_to_int(token)
+    except ValueError:
+        return None
 
 
 def figure_values(text: str, pattern: re.Pattern[str] = _FIGURE) -> set[int]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 _NUMERAL = "零〇一二三四五六七八九十百千两"
 _DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _UNITS = {"十": 10, "百": 100, "千": 1000}
+_MYRIAD = "万"  # not in article labels (_NUMERAL); in figures: 一万二千五百元
 
 # An article starts a line: optional indent or Markdown marks, 第X条 (or 第X条之Y), then whitespace or the end
 # of the line. The trailing whitespace is what tells "第二十条 电力..." (an article) from "第二十条规定的..." (a
@@ -45,24 +46,26 @@ NAMED_HEADING_LEVEL = 3  # 总则 / 附则 stand where a 章 would
 
 
 def chinese_to_int(numeral: str) -> int:
-    """Convert a Chinese (or Arabic) numeral as used in article labels to an int.
+    """Convert a Chinese (or Arabic) numeral as used in article labels and figures to an int.
 
-    Handles 十二 → 12, 二十 → 20, 一百零五 → 105, 一千二百六十 → 1260, 两千 → 2000, and digit strings.
-    Raises ValueError on anything else.
+    Handles 十二 → 12, 二十 → 20, 一百零五 → 105, 一千二百六十 → 1260, 两千 → 2000, 一万二千五百 → 12500, and
+    digit strings (full-width too). Raises ValueError on anything else.
     """
     if numeral.isdigit():
         return int(numeral)
-    if not numeral or any(ch not in _DIGITS and ch not in _UNITS for ch in numeral):
+    if not numeral or any(ch not in _DIGITS and ch not in _UNITS and ch != _MYRIAD for ch in numeral):
         raise ValueError(f"not a Chinese numeral: {numeral!r}")
-    total, current = 0, 0
+    total, section, current = 0, 0, 0
     for ch in numeral:
         if ch in _DIGITS:
             current = _DIGITS[ch]
+        elif ch == _MYRIAD:  # 一万二千: what came before counts in ten thousands
+            total += (section + current) * 10000
+            section = current = 0
         else:
-            unit = _UNITS[ch]
-            total += (current or 1) * unit  # 十二: the leading 一 is implied
+            section += (current or 1) * _UNITS[ch]  # 十二: the leading 一 is implied
             current = 0
-    return total + current
+    return total + section + current
 
 
 def int_to_chinese(value: int) -> str:
