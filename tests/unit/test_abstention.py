@@ -51,6 +51,18 @@ def test_a_place_without_documents_is_uncovered_unless_a_candidate_is_from_there
     assert not read(doc, NOTICE).place_uncovered  # no place named
 
 
+def test_the_place_check_reads_the_candidates_compose_quoted_from(doc):
+    """A Tibetan rule ranked 3rd covers the place when compose quoted from 3 candidates, not when it quoted 2."""
+    question = "西藏自治区供电企业停电要提前几天通知用户？"
+    chunks = [c for c in doc.chunks if c.article == "第二十八条"]
+    local = replace(chunks[0], meta=replace(chunks[0].meta, province="xz"))
+    cands = [Candidate(c, 1.0, dense_score=0.95, fused_score=0.09) for c in [chunks[0], chunks[0], local]]
+    answer = compose_answer(question, cands[:1], Filters(), source_text=lambda _: doc.text)
+    keywords = question_keywords(question)
+    assert not signals(question, keywords, answer, cands, 0.6, top_n=3).place_uncovered
+    assert signals(question, keywords, answer, cands, 0.6, top_n=2).place_uncovered
+
+
 def test_each_reason_costs_its_own_penalty_and_zero_turns_the_rule_off():
     weak = Signals(overall=0.55, asks_figure=True, figure_quoted=False, anchor_quoted=False, place_uncovered=True)
     rule = AbstentionRule(below=0.5, figure_penalty=0.3, anchor_penalty=0.05, place_penalty=0.1)

@@ -156,7 +156,7 @@ def signals(
     stated = figure_values(question, STATED_FIGURE)
     heaviest = sorted(keywords, key=lambda k: (-k.weight, -len(k.term)))[:ANCHOR_TERMS]
     named = mentioned_provinces(question)
-    near = {c.chunk.meta.province for c in candidates[:5]}
+    near = {c.chunk.meta.province for c in candidates[:top_n]}
     place_uncovered = bool(named) and not (set(named.provinces) & near) and not any(n in spans for n in named.names)
     return Signals(
         overall=overall,
