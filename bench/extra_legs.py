@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import re
 import sqlite3
 from collections import Counter, defaultdict
@@ -30,15 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import DEFAULT_EVAL
-from regrag.config import Settings
+import eval_sets
 from regrag.domain.models import Filters, Hit
-from regrag.evaluation import evaluate, load_questions
 from regrag.pipeline.keywords import question_keywords
 from regrag.pipeline.lexical import query_tokens
 from regrag.pipeline.retrieve import AidLeg, QueryAids, Retriever
 from regrag.text.segment import tokenize
-from regrag.wiring import build_services
 
 _CJK_WORD = re.compile(r"^[\u4e00-\u9fff]{2,8}$")
 _DEFINITION = re.compile(r"(?:所称|“)([^，。；：“”（）\s]{2,16})”?，?(?:是指|指)([^。；]{4,200})")
@@ -153,20 +149,12 @@ def main() -> None:
     ap.add_argument("--lexical-weight", type=float, default=0.0)
     ap.add_argument("--context", action="store_true")
     args = ap.parse_args()
-    env = {"RERANK": "false", **os.environ, "LOG_LEVEL": "ERROR"}
-    services = build_services(Settings.from_env(env, data_dir=args.data_dir))
+    services = eval_sets.services(args.data_dir)
     base = services.retriever
     maker = {"term-bridge": term_bridge, "definitions": definitions, "sub-questions": sub_questions}[args.leg]
     retriever = ExtraLegRetriever(**{f.name: getattr(base, f.name) for f in fields(base)}, extra=maker(args, base))
-    services = replace(services, retriever=retriever)
-    cells = [f"{args.leg} weight {args.weight}"]
-    for path in (DEFAULT_EVAL, DEFAULT_EVAL.with_name("lay-dev.jsonl")):
-        m = evaluate(services, load_questions(path))["metrics"]
-        cells.append(
-            f"{path.stem}: {m['ndcg@10']:.3f} / {m['recall@5']:.3f} / {m['recall@10']:.3f} / {m['mrr']:.3f}, "
-            f"abst. {m['abstention_rate_unanswerable']:.2f}, false {m['false_abstention_rate']:.3f}"
-        )
-    print("| " + " | ".join(cells) + " |")
+    label = f"{args.leg} weight {args.weight}"
+    print(eval_sets.row(replace(services, retriever=retriever), label, eval_sets.DEFAULT_SETS))
 
 
 if __name__ == "__main__":

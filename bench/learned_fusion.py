@@ -16,20 +16,17 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import random
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
-from _common import DEFAULT_EVAL
-from regrag.config import Settings
-from regrag.evaluation import load_questions
+import eval_sets
+from regrag.evaluation import load_questions, score_ranking, unique_articles
 from regrag.pipeline import compose
 from regrag.pipeline.filters import parse_filters
 from regrag.pipeline.keywords import question_keywords
-from regrag.wiring import build_services
 
 TOP = 30
 FEATURES = (
@@ -51,18 +48,17 @@ FEATURES = (
 
 
 def capture(data_dir: Path) -> list[dict]:
-    services = build_services(
-        Settings.from_env({"RERANK": "false", **os.environ, "LOG_LEVEL": "ERROR"}, data_dir=data_dir)
-    )
+    services = eval_sets.services(data_dir)
     rows = []
-    for path in (DEFAULT_EVAL, DEFAULT_EVAL.with_name("lay-dev.jsonl")):
+    for path in eval_sets.DEFAULT_SETS:
         for q in load_questions(path):
             if not q.get("answerable", True) or not q.get("relevant"):
                 continue
             found = services.retriever.retrieve(q["question"], parse_filters(q.get("filters") or {}), 60).candidates
             coverage = compose.candidate_relevance(found, question_keywords(q["question"]))
             grades = {(r["doc_id"], r["article"]): int(r["grade"]) for r in q["relevant"]}
-            rows.append({"set": path.stem, "grades": grades, "found": list(zip(found, coverage, strict=True))})
+            found_coverage = list(zip(found, coverage, strict=True))
+            rows.append({"set": path.stem, "relevant": q["relevant"], "grades": grades, "found": found_coverage})
     return rows
 
 
@@ -99,16 +95,11 @@ def features(found: list) -> np.ndarray:
     return np.array(rows, dtype=float)
 
 
-def ndcg_top1(order: list, grades: dict) -> tuple[float, bool]:
-    seen: list[tuple[str, str]] = []
-    for c in order:
-        key = (c.chunk.doc_id, c.chunk.article)
-        if key not in seen:
-            seen.append(key)
-    dcg = sum((2 ** grades.get(k, 0) - 1) / math.log2(i + 2) for i, k in enumerate(seen[:10]))
-    ideal = sorted((2**g - 1 for g in grades.values()), reverse=True)[:10]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return (dcg / idcg if idcg else 0.0), bool(seen) and grades.get(seen[0], 0) == 3
+def ndcg_top1(order: list, relevant: list[dict]) -> tuple[float, bool]:
+    """nDCG@10 as `regrag eval` scores it, and whether the first article is a grade-3 one."""
+    ranked = unique_articles([{"doc_id": c.chunk.doc_id, "article": c.chunk.article} for c in order])
+    grade3 = {(r["doc_id"], r["article"]) for r in relevant if int(r["grade"]) == 3}
+    return score_ranking(ranked, relevant)["ndcg@10"], bool(ranked) and ranked[0] in grade3
 
 
 def fit(items: list, l2: float, epochs: int = 300, rate: float = 0.5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -153,8 +144,8 @@ def main() -> None:
                 row, x, _ = data[i]
                 found = [c for c, _ in row["found"]]
                 ranked = [found[j] for j in np.argsort(-(((x - mu) / sd) @ w), kind="stable")] + found[TOP:]
-                before[row["set"]].append(ndcg_top1(found, row["grades"]))
-                after[row["set"]].append(ndcg_top1(ranked, row["grades"]))
+                before[row["set"]].append(ndcg_top1(found, row["relevant"]))
+                after[row["set"]].append(ndcg_top1(ranked, row["relevant"]))
     for name in before:
         b, a = np.array(before[name], dtype=float), np.array(after[name], dtype=float)
         print(
