@@ -3,6 +3,9 @@
     python bench/extra_legs.py term-bridge --data-dir /tmp/full --weight 0.5 --min-cosine 0.93 --neighbours 2
     python bench/extra_legs.py definitions --data-dir /tmp/full --weight 0.25 --min-shared 2
     python bench/extra_legs.py sub-questions --data-dir /tmp/full --weight 0.5 [--lexical-weight 0.25] [--context]
+    python bench/extra_legs.py query-variant --variant keywords --data-dir /tmp/full --weight 0.5
+    python bench/extra_legs.py sections --data-dir /tmp/full --weight 0.5 --section-weight 0.5
+    python bench/extra_legs.py dense-by-length --data-dir /tmp/full --short 1.25 --long 0.75 --cut 20
 
 Each adds one or more legs to the product's fusion (as the retrieval aids do: `AidLeg`, RRF with its own weight)
 and runs `regrag eval` on the dev and lay dev sets, printing one Markdown row like bench/eval_sets.py:
@@ -14,11 +17,20 @@ and runs `regrag eval` on the dev and lay dev sets, printing one Markdown row li
   shares at least --min-shared words with a definition's Y searches X too.
 - `sub-questions`: a question that asks two things (…？…？) gets a dense leg (and optionally a lexical one) per
   sub-question, the later ones optionally prefixed with the first one's opening clause (they often drop it).
+- `query-variant`: a second dense leg from another view of the question: embedded as a passage (e5's other
+  prefix), its keywords alone, or its last clause (a lay question's narrative first, its ask last).
+- `sections`: each section (document title + heading path, 3,064 in the corpus) embedded once (cached in
+  --cache); a dense leg re-scores the dense top --pool by cosine + --section-weight × its section's cosine, so
+  an article under 借款合同 gains from a question about lending even when its own text does not say so.
+- `dense-by-length`: not a leg: the dense leg's RRF weight by question length (--short below --cut characters,
+  --long from it), since alone e5 ranks short questions' gold better and BM25 long ones' (gold article in each
+  leg's top 10, MRR, lay-dev < 20 characters: dense 0.518, lexical 0.470; 30 – 45: 0.299 against 0.394).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import sqlite3
@@ -137,9 +149,93 @@ def sub_questions(args: argparse.Namespace, retriever: Retriever) -> LegMaker:
     return legs
 
 
+def query_variant(args: argparse.Namespace, retriever: Retriever) -> LegMaker:
+    def legs(r: Retriever, question: str) -> list[tuple[str, float, Callable[[Filters, int], list[Hit]]]]:
+        if args.variant == "passage":
+            vec = r.embedder.embed_documents([question])[0]
+        elif args.variant == "keywords":
+            words = [k.term for k in question_keywords(question)]
+            if not words:
+                return []
+            vec = r.embedder.embed_query(" ".join(words))
+        else:  # last-clause
+            clauses = [c for c in re.split(r"[，,。；;！!]", question) if c.strip()]
+            if len(clauses) < 2:
+                return []
+            vec = r.embedder.embed_query(clauses[-1])
+        return [(args.variant, args.weight, lambda f, k: r.vectors.search(vec, f, k))]
+
+    return legs
+
+
+def sections(args: argparse.Namespace, retriever: Retriever) -> LegMaker:
+    con = sqlite3.connect(f"file:{args.data_dir / 'index.sqlite'}?mode=ro", uri=True)
+    titles = {doc: json.loads(meta)["title"] for doc, meta in con.execute("SELECT doc_id, meta_json FROM document")}
+    section_of: dict[str, tuple[str, tuple[str, ...]]] = {}
+    rows = con.execute("SELECT id, doc_id, json_extract(data_json, '$.heading_path') FROM chunk")
+    for chunk_id, doc_id, path in rows:
+        section_of[chunk_id] = (doc_id, tuple(json.loads(path) if path else ()))
+    keys = sorted(set(section_of.values()))
+    cache = args.cache or args.data_dir / "section-vectors.npy"
+    if cache.exists():
+        vectors = np.load(cache)
+    else:
+        vectors = retriever.embedder.embed_documents([" ".join([titles[doc], *path]) for doc, path in keys])
+        np.save(cache, vectors)
+    row = {key: i for i, key in enumerate(keys)}
+
+    def rescored(r: Retriever, qvec: np.ndarray, f: Filters, k: int) -> list[Hit]:
+        near = vectors @ qvec
+        scored = sorted(
+            (
+                (h.score + args.section_weight * float(near[row[section_of[h.chunk_id]]]), h.chunk_id)
+                for h in r.vectors.search(qvec, f, args.pool)
+                if h.chunk_id in section_of
+            ),
+            reverse=True,
+        )
+        return [Hit(chunk_id, score, i + 1) for i, (score, chunk_id) in enumerate(scored[:k])]
+
+    def legs(r: Retriever, question: str) -> list[tuple[str, float, Callable[[Filters, int], list[Hit]]]]:
+        qvec = r.embedder.embed_query(question)
+        return [("sections", args.weight, lambda f, k: rescored(r, qvec, f, k))]
+
+    return legs
+
+
+@dataclass(frozen=True)
+class ByLengthRetriever(Retriever):
+    """The product's retriever with the dense leg's weight set per question by its length."""
+
+    weights: tuple[float, float, int] = (1.0, 1.0, 20)  # short, long, cut (characters)
+
+    def _search(self, tokens, qvec, filters, top_k, timings=None, aids=()):  # type: ignore[no-untyped-def]
+        short, long_, _ = self.weights
+        weight = short if _QUESTION_LENGTH[0] < self.weights[2] else long_
+        base = Retriever(**{f.name: getattr(self, f.name) for f in fields(Retriever)})
+        return replace(base, config=replace(self.config, dense_weight=weight))._search(
+            tokens, qvec, filters, top_k, timings, aids
+        )
+
+    def _encode(self, question: str, timings: dict[str, float]) -> tuple[list[str], np.ndarray]:
+        _QUESTION_LENGTH[0] = len(question)  # the eval runs one question at a time
+        return super()._encode(question, timings)
+
+
+_QUESTION_LENGTH = [0]
+
+LEG_MAKERS: dict[str, Callable[[argparse.Namespace, Retriever], LegMaker]] = {
+    "term-bridge": term_bridge,
+    "definitions": definitions,
+    "sub-questions": sub_questions,
+    "query-variant": query_variant,
+    "sections": sections,
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("leg", choices=["term-bridge", "definitions", "sub-questions"])
+    ap.add_argument("leg", choices=[*LEG_MAKERS, "dense-by-length"])
     ap.add_argument("--data-dir", type=Path, required=True)
     ap.add_argument("--weight", type=float, default=0.5)
     ap.add_argument("--min-cosine", type=float, default=0.93)
@@ -148,12 +244,22 @@ def main() -> None:
     ap.add_argument("--min-shared", type=int, default=2)
     ap.add_argument("--lexical-weight", type=float, default=0.0)
     ap.add_argument("--context", action="store_true")
+    ap.add_argument("--variant", choices=["passage", "keywords", "last-clause"], default="keywords")
+    ap.add_argument("--section-weight", type=float, default=0.5)
+    ap.add_argument("--pool", type=int, default=1000)
+    ap.add_argument("--short", type=float, default=1.25)
+    ap.add_argument("--long", type=float, default=0.75)
+    ap.add_argument("--cut", type=int, default=20)
     args = ap.parse_args()
     services = eval_sets.services(args.data_dir)
     base = services.retriever
-    maker = {"term-bridge": term_bridge, "definitions": definitions, "sub-questions": sub_questions}[args.leg]
-    retriever = ExtraLegRetriever(**{f.name: getattr(base, f.name) for f in fields(base)}, extra=maker(args, base))
-    label = f"{args.leg} weight {args.weight}"
+    same = {f.name: getattr(base, f.name) for f in fields(base)}
+    if args.leg == "dense-by-length":
+        retriever: Retriever = ByLengthRetriever(**same, weights=(args.short, args.long, args.cut))
+        label = f"dense weight {args.short} below {args.cut} characters, {args.long} from it"
+    else:
+        retriever = ExtraLegRetriever(**same, extra=LEG_MAKERS[args.leg](args, base))
+        label = f"{args.leg} {args.variant if args.leg == 'query-variant' else ''} weight {args.weight}"
     print(eval_sets.row(replace(services, retriever=retriever), label, eval_sets.DEFAULT_SETS))
 
 
