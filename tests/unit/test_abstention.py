@@ -6,7 +6,14 @@ import pytest
 
 from regrag.domain.models import Filters
 from regrag.domain.results import Candidate
-from regrag.pipeline.abstention import STATED_FIGURE, AbstentionRule, Signals, figure_values, signals
+from regrag.pipeline.abstention import (
+    STATED_FIGURE,
+    AbstentionRule,
+    Signals,
+    figure_in_asked_unit,
+    figure_values,
+    signals,
+)
 from regrag.pipeline.compose import RelevanceFloor, candidate_relevance, compose_answer, question_keywords
 from regrag.pipeline.ingest import build_document
 from regrag.ports import Blob
@@ -43,6 +50,30 @@ def test_a_figure_asked_of_quotes_without_one_is_a_named_reason(doc):
     seen = read(doc, question, article="第四十三条")  # liability in general terms, no amount
     assert seen.asks_figure and not seen.figure_quoted
     assert "问题询问具体数值，但引文中没有相应数值" in AbstentionRule(0.5).reasons(seen)
+
+
+def test_a_figure_in_another_unit_than_the_one_asked_does_not_answer(doc):
+    """第二十八条 says 提前7天: it answers 几天 and 多少日, not 多少个月."""
+    months = read(doc, "供电企业计划检修停电，至少要提前多少个月通知用户？")
+    assert months.asks_figure and not months.figure_quoted
+    assert "问题询问具体数值，但引文中没有相应数值" in AbstentionRule(0.5).reasons(months)
+    assert read(doc, "供电企业计划检修停电，至少要提前多少日通知用户？").figure_quoted
+
+
+@pytest.mark.parametrize(
+    ("question", "spans", "answered"),
+    [
+        ("土地复垦费用按每亩多少元预存？", "应当于每年12月31日前报告土地复垦费用使用情况", False),
+        ("安全培训不得少于多少学时？", "培训的时间不得少于72小时", False),
+        ("审批部门要在多少天内给结论？", "自收到之日起六十日内作出审批决定", True),
+        ("第二档的月用电量是多少度？", "月用电量在200千瓦时以上", True),
+        ("瓦斯浓度不得超过百分之多少？", "二氧化碳不得超过0.5%", True),
+        ("最长可以用几个月？", "期限不得超过六个月", True),
+        ("一张绿证对应多少电量？", "没有数值", True),  # no unit named: the plain figure check decides
+    ],
+)
+def test_the_unit_a_question_asks_in_must_be_a_quoted_figures_unit(question, spans, answered):
+    assert figure_in_asked_unit(question, spans) is answered
 
 
 def test_a_place_without_documents_is_uncovered_unless_a_candidate_is_from_there(doc):

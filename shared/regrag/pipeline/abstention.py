@@ -4,7 +4,8 @@ answer, for lawyers and permit engineers.
 The relevance floor in compose.py abstains when nothing retrieved is near the question. This second rule sees
 the answer itself: the confidence computed from retrieval, coverage and dense signals (confidence.py), less a
 penalty for each specific thing the question asks that no quote contains:
-- a figure (多少 / 几天 / 比例 / 上限 …) and no quoted span states a number with a unit;
+- a figure (多少 / 几天 / 比例 / 上限 …) and no quoted span states a number with a unit, or, when the question
+  names the unit (多少元 / 几个月 / 多少分贝), none states one in that unit;
 - its most specific terms (the heaviest keywords) and no quoted span contains any of them;
 - a place the corpus does not cover (no candidate document of that province, no quote naming it);
 - figures the question states (是否每五年更换 / 按两倍收购) of which no quoted span states any: the rule the
@@ -15,6 +16,7 @@ unanswerable question sets (bench/abstention.py prints the curve; bench/README.m
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -41,6 +43,27 @@ STATED_FIGURE = re.compile(
     r"[0-9０-９]+(?:[.．][0-9０-９]+)?\s*(?:%|％|个|日|天|年|月|小时|倍|元|万元|千瓦|兆瓦|万千瓦|千伏|伏|度|米|平方米|公里|吨|分钟|周岁)"
     r"|[一二三四五六七八九十两百千万]+(?:个工作日|个月|日|天|年|小时|倍|千瓦|千伏|米|吨|分钟|周岁|度)"
 )
+# the unit a question asks its figure in (多少元 / 几个月 / 多少分贝 / 百分之几): a quote stating 12月31日 or 72小时
+# does not answer 每亩多少元 or 多少学时. Counts, persons and money asked as 多少钱 are left out: their answers
+# are as often a formula (二倍的工资, 每满一年支付一个月工资) as a figure in the unit
+_ASKED_UNIT = re.compile(
+    r"(?:多少|几)(个工作日|个月|分贝|毫克|微克|千克|公斤|克|学时|小时|分钟|周岁|千瓦时|万千瓦|千瓦|兆瓦|千伏|平方米"
+    r"|平方公里|公顷|亩|公里|米|吨|元|天|日|年|月|倍|度)|百分之(?:几|多少)"
+)
+# what else states a figure in the same unit (提前7天 / 七日; 1000千瓦时 / 1000度)
+_SAME_UNIT = {
+    "天": "天|日|个工作日",
+    "日": "天|日|个工作日",
+    "个工作日": "个工作日|日|天",
+    "个月": "个?月",
+    "月": "个?月",
+    "元": "元|万元|亿元",
+    "度": "度|千瓦时|℃",
+    "千瓦时": "千瓦时|度",
+    "吨": "万?吨",
+    "%": "[%％‰]",
+}
+_NUMBER_BEFORE_UNIT = r"(?:[0-9０-９]+(?:[.．][0-9０-９]+)?|[零〇一二三四五六七八九十两百千万]+)\s*"
 _LEADING_NUMBER = re.compile(r"[0-9０-９]+|[零〇一二三四五六七八九十两百千万]+")
 ANCHOR_TERMS = 2  # the heaviest keywords that make a question specific
 
@@ -65,12 +88,28 @@ def figure_values(text: str, pattern: re.Pattern[str] = _FIGURE) -> set[int]:
     return values
 
 
+def figure_in_asked_unit(question: str, spans: str) -> bool:
+    """Whether the quotes state a figure in a unit the question asks for; True when it names no unit."""
+    units = [m.group(1) or "%" for m in _ASKED_UNIT.finditer(question)]
+    if not units:
+        return True
+    if "%" in units and "百分之" in spans:
+        return True
+    return any(_unit_figure(unit).search(spans) for unit in units)
+
+
+@functools.cache
+def _unit_figure(unit: str) -> re.Pattern[str]:
+    return re.compile(_NUMBER_BEFORE_UNIT + f"(?:{_SAME_UNIT.get(unit, re.escape(unit))})")
+
+
 @dataclass(frozen=True)
 class Signals:
     """What the rule reads; stored in the response's `confidence.inputs.signals` for whoever audits it."""
 
     overall: float
     asks_figure: bool
+    # a quoted span states a figure, in the unit the question asks for when it names one (多少元 → 元)
     figure_quoted: bool
     anchor_quoted: bool
     place_uncovered: bool
@@ -107,7 +146,8 @@ class AbstentionRule:
     (3 dev questions); the specific object missing from the quotes is as common in answered lay questions (20 of
     139) as in unanswerable ones, so it makes the rule apply but costs nothing; stated figures none of which is
     quoted marked 5 of the 11 questions about rules that do not exist and none of the 187 answered ones (one dev
-    question states two figures, and the quotes state one of them)."""
+    question states two figures, and the quotes state one of them). A figure counts as quoted only in the unit
+    the question names, when it names one: the 8 answered questions that name a unit all get it quoted."""
 
     below: float = 0.0
     figure_penalty: float = 0.3
@@ -160,8 +200,8 @@ def signals(
     place_uncovered = bool(named) and not (set(named.provinces) & near) and not any(n in spans for n in named.names)
     return Signals(
         overall=overall,
-        asks_figure=bool(_ASKS_FIGURE.search(question)),
-        figure_quoted=bool(_FIGURE.search(spans)),
+        asks_figure=bool(_ASKS_FIGURE.search(question) or _ASKED_UNIT.search(question)),
+        figure_quoted=bool(_FIGURE.search(spans)) and figure_in_asked_unit(question, spans),
         anchor_quoted=not heaviest or any(k.term in spans for k in heaviest),
         place_uncovered=place_uncovered,
         best_coverage=max(compose.candidate_relevance(candidates[:top_n], keywords), default=0.0),
