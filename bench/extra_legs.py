@@ -210,12 +210,10 @@ class ByLengthRetriever(Retriever):
     weights: tuple[float, float, int] = (1.0, 1.0, 20)  # short, long, cut (characters)
 
     def _search(self, tokens, qvec, filters, top_k, timings=None, aids=()):  # type: ignore[no-untyped-def]
-        short, long_, _ = self.weights
-        weight = short if _QUESTION_LENGTH[0] < self.weights[2] else long_
-        base = Retriever(**{f.name: getattr(self, f.name) for f in fields(Retriever)})
-        return replace(base, config=replace(self.config, dense_weight=weight))._search(
-            tokens, qvec, filters, top_k, timings, aids
-        )
+        short, long_, cut = self.weights
+        weight = short if _QUESTION_LENGTH[0] < cut else long_
+        weighted = replace(self, config=replace(self.config, dense_weight=weight))
+        return Retriever._search(weighted, tokens, qvec, filters, top_k, timings, aids)
 
     def _encode(self, question: str, timings: dict[str, float]) -> tuple[list[str], np.ndarray]:
         _QUESTION_LENGTH[0] = len(question)  # the eval runs one question at a time
@@ -259,7 +257,7 @@ def main() -> None:
         label = f"dense weight {args.short} below {args.cut} characters, {args.long} from it"
     else:
         retriever = ExtraLegRetriever(**same, extra=LEG_MAKERS[args.leg](args, base))
-        label = f"{args.leg} {args.variant if args.leg == 'query-variant' else ''} weight {args.weight}"
+        label = f"{args.variant if args.leg == 'query-variant' else args.leg} weight {args.weight}"
     print(eval_sets.row(replace(services, retriever=retriever), label, eval_sets.DEFAULT_SETS))
 
 

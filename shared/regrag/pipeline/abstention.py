@@ -63,7 +63,6 @@ _SAME_UNIT = {
     "吨": "万?吨",
     "%": "[%％‰]",
 }
-_NUMBER_BEFORE_UNIT = r"(?:[0-9０-９]+(?:[.．][0-9０-９]+)?|[零〇一二三四五六七八九十两百千万]+)\s*"
 _LEADING_NUMBER = re.compile(r"[0-9０-９]+|[零〇一二三四五六七八九十两百千万]+")
 ANCHOR_TERMS = 2  # the heaviest keywords that make a question specific
 
@@ -100,7 +99,8 @@ def figure_in_asked_unit(question: str, spans: str) -> bool:
 
 @functools.cache
 def _unit_figure(unit: str) -> re.Pattern[str]:
-    return re.compile(_NUMBER_BEFORE_UNIT + f"(?:{_SAME_UNIT.get(unit, re.escape(unit))})")
+    # a search, so a decimal needs no pattern of its own: 0.5% contains 5%
+    return re.compile(f"(?:{_LEADING_NUMBER.pattern})\\s*(?:{_SAME_UNIT.get(unit, re.escape(unit))})")
 
 
 @dataclass(frozen=True)
