@@ -7,7 +7,7 @@
 #
 # --dry-run stages the bundles and prints every gcloud command instead of running it (placeholders such as
 # EVENTARC_SUBSCRIPTION_OF_embed stand for values a real run reads back from gcloud).
-# Before deploying, `python -m regrag.cli doctor` runs here with the functions' settings and this machine's
+# Before deploying, `python -m regrag.entrypoints.cli doctor` runs here with the functions' settings and this machine's
 # Application Default Credentials: the embedding model and the Gemini model must answer in the chosen region
 # and the index must hold that embedding model's vectors (a retired model would otherwise only show as every
 # answer's rerank falling back). --skip-doctor skips it (e.g. a first deploy before the index endpoint is up).
@@ -233,7 +233,7 @@ doctor() {
   local vars
   IFS=';' read -r -a vars <<<"$(env_vars query | cut -c4-)"
   [[ -n ${REGRAG_GEMINI_SECRET:-} ]] && vars+=("REGRAG_GEMINI_SECRET=$REGRAG_GEMINI_SECRET")
-  run env "${vars[@]}" PYTHONPATH="$ROOT/shared" "${PYTHON:-python3}" -m regrag.cli doctor ||
+  run env "${vars[@]}" PYTHONPATH="$ROOT/shared" "${PYTHON:-python3}" -m regrag.entrypoints.cli doctor ||
     die "regrag doctor failed: fix the model, region or index above before deploying (or --skip-doctor)"
 }
 

@@ -26,10 +26,10 @@ from typing import Any
 
 from _common import DEFAULT_EVAL
 from regrag.api import endpoints
+from regrag.api.filters import parse_filters
 from regrag.config import Settings
-from regrag.evaluation import score_ranking, unique_articles
-from regrag.pipeline.filters import parse_filters
-from regrag.pipeline.retrieve import RetrievalConfig, Retriever, effective_filters
+from regrag.ops.evaluation import score_ranking, unique_articles
+from regrag.query.retrieve import RetrievalConfig, Retriever, effective_filters
 from regrag.text.segment import tokenize
 from regrag.wiring import build_services
 

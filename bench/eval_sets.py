@@ -16,7 +16,7 @@ from pathlib import Path
 
 from _common import DEFAULT_EVAL
 from regrag.config import Settings
-from regrag.evaluation import evaluate, load_questions
+from regrag.ops.evaluation import evaluate, load_questions
 from regrag.services import Services
 from regrag.wiring import build_services
 

@@ -43,10 +43,10 @@ import numpy as np
 
 import eval_sets
 from regrag.domain.models import Filters, Hit
-from regrag.pipeline.keywords import question_keywords
-from regrag.pipeline.lexical import query_tokens
-from regrag.pipeline.retrieve import AidLeg, QueryAids, Retriever
+from regrag.query.keywords import question_keywords
+from regrag.query.retrieve import AidLeg, QueryAids, Retriever
 from regrag.text.segment import tokenize
+from regrag.text.terms import query_tokens
 
 _CJK_WORD = re.compile(r"^[\u4e00-\u9fff]{2,8}$")
 _DEFINITION = re.compile(r"(?:所称|“)([^，。；：“”（）\s]{2,16})”?，?(?:是指|指)([^。；]{4,200})")

@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 
 from _common import DEFAULT_CORPUS, DEFAULT_EVAL, pct
-from regrag import handlers
 from regrag.api import endpoints
-from regrag.cli.ingest import discover
 from regrag.config import Settings
-from regrag.pipeline.ingest import SIDECAR_SUFFIX
+from regrag.entrypoints import handlers
+from regrag.entrypoints.cli.ingest import discover
+from regrag.ingest.ingest import SIDECAR_SUFFIX
 from regrag.wiring import build_services
 
 PROVINCE_ORDER = ("national", "sd", "gd", "sh", "zj", "bj", "ha", "cq")

@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 
 from _common import DEFAULT_CORPUS, peak_rss_mb
-from regrag import handlers
-from regrag.cli.ingest import discover
 from regrag.config import Settings
-from regrag.pipeline.ingest import SIDECAR_SUFFIX
+from regrag.entrypoints import handlers
+from regrag.entrypoints.cli.ingest import discover
+from regrag.ingest.ingest import SIDECAR_SUFFIX
 from regrag.text.chunking import KIND_ARTICLE
 from regrag.wiring import build_services
 

@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 
 import eval_sets
-from regrag.evaluation import load_questions, score_ranking, unique_articles
-from regrag.pipeline import compose
-from regrag.pipeline.filters import parse_filters
-from regrag.pipeline.keywords import question_keywords
+from regrag.api.filters import parse_filters
+from regrag.ops.evaluation import load_questions, score_ranking, unique_articles
+from regrag.query import compose
+from regrag.query.keywords import question_keywords
 
 TOP = 30
 FEATURES = (

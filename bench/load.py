@@ -49,7 +49,7 @@ def start_server(data_dir: Path, vector_cache: Path | None, port: int) -> subpro
     cmd = [
         sys.executable,
         "-c",
-        "import sys; from regrag.cli import main; sys.exit(main())",
+        "import sys; from regrag.entrypoints.cli import main; sys.exit(main())",
         "serve",
         "--port",
         str(port),

@@ -28,7 +28,7 @@ from pathlib import Path
 from _common import DEFAULT_EVAL
 from regrag.api.routes import call
 from regrag.config import Settings
-from regrag.evaluation import load_questions
+from regrag.ops.evaluation import load_questions
 from regrag.wiring import build_services
 
 

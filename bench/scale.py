@@ -40,7 +40,7 @@ from load import free_port, start_server
 from regrag.api import endpoints
 from regrag.api.routes import call
 from regrag.config import Settings
-from regrag.evaluation import load_questions
+from regrag.ops.evaluation import load_questions
 from regrag.wiring import build_services
 
 CORPORA = 7  # copies spread over this many extra corpora
@@ -74,7 +74,13 @@ def copy_folder(work: Path, corpus: Path, k: int) -> Path:
 def ingest(data: Path, cache: Path, folders: list[Path], corpus: str | None) -> tuple[float, dict]:
     env = {**os.environ, "REGRAG_DATA_DIR": str(data), "REGRAG_VECTOR_CACHE": str(cache), "LOG_LEVEL": "ERROR"}
     env["PYTHONPATH"] = str(ROOT / "shared")
-    cmd = [sys.executable, "-c", "import sys; from regrag.cli import main; sys.exit(main())", "ingest", "--quiet"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys; from regrag.entrypoints.cli import main; sys.exit(main())",
+        "ingest",
+        "--quiet",
+    ]
     cmd += [*(["--corpus", corpus] if corpus else []), *map(str, folders)]
     started = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)

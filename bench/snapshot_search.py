@@ -23,7 +23,7 @@ import numpy as np
 
 from _common import pct
 from regrag.adapters.local.snapshot_build import build_snapshot
-from regrag.domain.lexical import Bm25Params
+from regrag.domain.bm25 import Bm25Params
 from regrag.domain.models import Filters
 from regrag.wiring.models import limit_blas_threads
 

@@ -1,5 +1,5 @@
 # The scheduled eval logs one ERROR line when nDCG@10 drops by more than 3 points against the previous report
-# (shared/regrag/pipeline/admin.py REGRESSION_MESSAGE; tests/gcp/test_gcp_infra.py checks this filter matches
+# (shared/regrag/ops/admin.py REGRESSION_MESSAGE; tests/gcp/test_gcp_infra.py checks this filter matches
 # it). The function's JSON log lines become structured entries: `severity` sets the entry's severity and
 # `message` stays in jsonPayload. Lines of one filter are ANDed.
 resource "google_logging_metric" "eval_regression" {

@@ -40,7 +40,7 @@ resource "google_cloud_scheduler_job" "reconcile" {
 # writes the report beside it; a drop of more than 3 nDCG@10 points logs the ERROR that monitoring.tf alerts on.
 # The scheduler's service account is an admin principal (outputs.tf deploy_env, REGRAG_ADMIN_PRINCIPALS), and
 # may invoke query (iam.tf). Not created when allow_unauthenticated_query opens query to everyone: Cloud Run
-# then verifies no token, so admin endpoints stay disabled (see shared/regrag/pipeline/admin.py).
+# then verifies no token, so admin endpoints stay disabled (see shared/regrag/ops/admin.py).
 data "google_cloud_run_v2_service" "query" {
   count    = local.eval_scheduled ? 1 : 0
   name     = "query"

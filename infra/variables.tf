@@ -85,7 +85,7 @@ variable "eval_questions" {
   default     = "evals/dev.jsonl"
 
   validation {
-    # what /admin/eval accepts (shared/regrag/pipeline/admin.py)
+    # what /admin/eval accepts (shared/regrag/ops/admin.py)
     condition     = can(regex("^[A-Za-z0-9._/-]+\\.jsonl$", var.eval_questions)) && !strcontains(var.eval_questions, "..")
     error_message = "eval_questions must name a .jsonl object (letters, digits, '.', '_', '/', '-'; no '..')."
   }

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from regrag import handlers
 from regrag.config import Settings
+from regrag.entrypoints import handlers
 from regrag.services import Services
 from regrag.wiring import build_services, reset_services
 

@@ -2,7 +2,7 @@
 
 import functions_framework
 
-from regrag import handlers
+from regrag.entrypoints import handlers
 from regrag.wiring import get_services
 
 

@@ -8,7 +8,7 @@ transient ones raise so the platform retries.
 
 import functions_framework
 
-from regrag import handlers
+from regrag.entrypoints import handlers
 from regrag.wiring import get_services
 
 

@@ -3,7 +3,7 @@ delete notification → removal."""
 
 import functions_framework
 
-from regrag import handlers
+from regrag.entrypoints import handlers
 from regrag.wiring import get_services
 
 

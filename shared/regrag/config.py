@@ -39,15 +39,15 @@ class Settings:
     # their only bridge (0.5, tuned on the dev set alone, cost lay-dev 0.02 nDCG; bench/README.md)
     dense_weight: float = field(default=1.0, metadata={"env": "REGRAG_DENSE_WEIGHT", "min": 0.0})
     lexical_weight: float = field(default=1.0, metadata={"env": "REGRAG_LEXICAL_WEIGHT", "min": 0.0})
-    # the key-term coverage ranking fused after retrieval (pipeline/retrieve.py coverage_rerank); 0 turns it off
+    # the key-term coverage ranking fused after retrieval (query/retrieve.py coverage_rerank); 0 turns it off
     coverage_weight: float = field(default=1.0, metadata={"env": "REGRAG_COVERAGE_WEIGHT", "min": 0.0})
-    # the question-form ranking (pipeline/question_forms.py: 怎么处罚 → penalty articles …); 0 turns it off
+    # the question-form ranking (query/forms.py: 怎么处罚 → penalty articles …); 0 turns it off
     form_weight: float = field(default=0.0, metadata={"env": "REGRAG_FORM_WEIGHT", "min": 0.0})
     title_weight: float = field(default=0.5, metadata={"env": "REGRAG_TITLE_WEIGHT", "min": 0.0})
     # rank national rules and those of the provinces a question names before other provinces' local rules
-    # (pipeline/retrieve.py scope_first); never when the request filters by province
+    # (query/retrieve.py scope_first); never when the request filters by province
     place_scope: bool = field(default=True, metadata={"env": "REGRAG_PLACE_SCOPE"})
-    # when the question names no place, local rules' scores times this factor (pipeline/retrieve.py
+    # when the question names no place, local rules' scores times this factor (query/retrieve.py
     # prefer_national); 1 turns it off
     national_preference: float = field(
         default=0.8, metadata={"env": "REGRAG_NATIONAL_PREFERENCE", "min": 0.0, "max": 1.0}
@@ -61,7 +61,7 @@ class Settings:
     )
     admin_token: str | None = field(default=None, repr=False, metadata={"env": "REGRAG_ADMIN_TOKEN", "secret": True})
     # GCP mode: who may call /admin/* (comma-separated emails: the scheduler's service account, operators). The
-    # caller's identity is the email of the ID token Cloud Run IAM verified (pipeline/admin.py); unset: disabled.
+    # caller's identity is the email of the ID token Cloud Run IAM verified (ops/admin.py); unset: disabled.
     admin_principals: str | None = field(
         default=None,
         metadata={"env": "REGRAG_ADMIN_PRINCIPALS", "pattern": _EMAILS},
@@ -97,17 +97,17 @@ class Settings:
     # compose
     compose_top_n: int = field(default=5, metadata={"env": "REGRAG_COMPOSE_TOP_N", "min": 1})
     max_bullets: int = field(default=4, metadata={"env": "REGRAG_MAX_BULLETS", "min": 1})
-    # abstention: see pipeline/compose.py RelevanceFloor; the dense floor is on the e5 cosine scale. The coverage
+    # abstention: see query/compose.py RelevanceFloor; the dense floor is on the e5 cosine scale. The coverage
     # floor and the rule below are chosen together on the trade-off curve (bench/abstention.py grid, README)
     relevance_floor: float = field(default=0.55, metadata={"env": "REGRAG_RELEVANCE_FLOOR", "min": 0.0, "max": 1.0})
     dense_floor: float | None = field(default=0.89, metadata={"env": "REGRAG_DENSE_FLOOR"})
     relevance_floor_alone: float = field(default=0.25, metadata={"env": "REGRAG_RELEVANCE_FLOOR_ALONE", "min": 0.0})
-    # second abstention rule (pipeline/abstention.py): a named reason and confidence less penalties below this →
+    # second abstention rule (query/abstention.py): a named reason and confidence less penalties below this →
     # no quotes; 0 = off. 0.1 with the floor at 0.55: the point of the curve where dev loses no more than one
     # answer (bench/README.md)
     abstain_below: float = field(default=0.1, metadata={"env": "REGRAG_ABSTAIN_BELOW", "min": 0.0, "max": 1.0})
     quote_floor: float = field(default=0.2, metadata={"env": "REGRAG_QUOTE_FLOOR", "min": 0.0, "max": 1.0})
-    # retrieval aids (pipeline/hyde.py, pipeline/questions.py): extra RRF legs, off unless the eval shows a gain.
+    # retrieval aids (query/aids/hyde.py, query/aids/questions.py): extra RRF legs, off unless the eval shows a gain.
     # REGRAG_GENERATOR picks their model: gemini (the product; key or Vertex AI as for rerank) or local (the
     # deterministic ExtractiveGenerator, for measuring). The questions index is local mode only for now.
     generator: str = field(default="gemini", metadata={"env": "REGRAG_GENERATOR", "choices": ("gemini", "local")})
@@ -121,7 +121,7 @@ class Settings:
     questions_weight: float = field(default=0.5, metadata={"env": "REGRAG_QUESTIONS_WEIGHT", "min": 0.0})
     questions_per_chunk: int = field(default=3, metadata={"env": "REGRAG_QUESTIONS_PER_CHUNK", "min": 1, "max": 10})
     questions_timeout_s: float = field(default=10.0, metadata={"env": "REGRAG_QUESTIONS_TIMEOUT_S", "min": 0.1})
-    # OCR of scanned PDFs and page images at ingest (pipeline/ingest.py OcrOptions): local = RapidOCR (models in
+    # OCR of scanned PDFs and page images at ingest (ingest/ingest.py OcrOptions): local = RapidOCR (models in
     # its wheel), documentai = Document AI (REGRAG_DOCUMENTAI_PROCESSOR), off = scans are refused. Unset: local in
     # local mode; in GCP mode documentai when a processor is named, else off (see `ocr_engine`).
     ocr: str | None = field(default=None, metadata={"env": "REGRAG_OCR", "choices": ("local", "documentai", "off")})

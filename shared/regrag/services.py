@@ -1,7 +1,7 @@
 """The adapter set one process runs on, as typed ports: what every entry point receives.
 
-`regrag.wiring` builds it (local or GCP); the event handlers (regrag.handlers), the HTTP routes (regrag.api),
-the CLI and the evaluation read it. It holds no behaviour of its own beyond closing what it opened.
+`regrag.wiring` builds it (local or GCP); the event handlers (regrag.entrypoints.handlers), the HTTP routes
+(regrag.api), the CLI and the evaluation read it. It holds no behaviour of its own beyond closing what it opened.
 """
 
 from __future__ import annotations
@@ -11,9 +11,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from regrag.config import Settings
-from regrag.pipeline.catalog import CorpusCatalog
-from regrag.pipeline.query import QueryOptions
-from regrag.pipeline.retrieve import Retriever
 from regrag.ports import (
     BlobStore,
     ChunkStore,
@@ -29,9 +26,12 @@ from regrag.ports import (
     Reranker,
     VectorIndex,
 )
+from regrag.query.answer import QueryOptions
+from regrag.query.retrieve import Retriever
+from regrag.views.catalog import CorpusCatalog
 
 if TYPE_CHECKING:
-    from regrag.pipeline.questions import QuestionsIndexer
+    from regrag.query.aids.questions import QuestionsIndexer
 
 CacheStats = Callable[[], dict[str, Any]]
 

@@ -10,14 +10,14 @@ import time
 import pytest
 
 from fakes.gemini_fake import GeminiFake, Recorded, Reply
-from regrag import handlers
 from regrag.api import endpoints
 from regrag.api.routes import call
 from regrag.domain.models import Filters
-from regrag.pipeline.embed import embedding_text
-from regrag.pipeline.fusion import rrf_fuse
-from regrag.pipeline.lexical import query_tokens
-from regrag.pipeline.retrieve import Retriever, effective_filters
+from regrag.entrypoints import handlers
+from regrag.ingest.embed import embedding_text
+from regrag.query.fusion import rrf_fuse
+from regrag.query.retrieve import Retriever, effective_filters
+from regrag.text.terms import query_tokens
 from regrag.wiring import build_services
 
 from conftest import admin_call, ingest_sample, make_settings, storage_event

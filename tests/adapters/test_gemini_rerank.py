@@ -17,8 +17,8 @@ from regrag.config import Settings
 from regrag.domain.generation import GenerationRejected
 from regrag.domain.models import Chunk, DocumentMeta
 from regrag.domain.results import Candidate
-from regrag.pipeline.rerank import LlmReranker, RetrievalOrderReranker, rerank_candidates
 from regrag.prompts import load_prompt
+from regrag.query.rerank import LlmReranker, RetrievalOrderReranker, rerank_candidates
 from regrag.wiring.models import build_reranker
 
 KEY = "test-gemini-key"

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from werkzeug.test import Client
 
+from regrag.api.filters import ASSETS, DOC_CLASSES, LEVELS, PROVINCE_CODES
 from regrag.api.server import wsgi_app
-from regrag.pipeline.compose import ASSET_NAMES
-from regrag.pipeline.filters import ASSETS, DOC_CLASSES, LEVELS, PROVINCE_CODES
-from regrag.text.metadata import PROVINCE_NAMES
+from regrag.query.compose import ASSET_NAMES
+from regrag.text.inference import PROVINCE_NAMES
 
 WEB = resources.files("regrag.web")
 
@@ -61,7 +61,7 @@ def test_static_route_serves_only_the_pages_own_files(client: Any, path: str) ->
 
 
 def test_filter_vocabulary_matches_the_api() -> None:
-    """The page's filter codes are exactly what regrag.pipeline.filters accepts, labelled in Chinese."""
+    """The page's filter codes are exactly what regrag.api.filters accepts, labelled in Chinese."""
     found = re.search(r"/\* vocab:begin \*/(.*?)/\* vocab:end \*/", web_text("app.js"), re.S)
     assert found, "app.js lost its vocab markers"
     vocab = json.loads(found.group(1))

@@ -13,7 +13,7 @@ import pytest
 
 from regrag.domain.errors import NotFound
 from regrag.domain.models import Chunk, DocumentMeta, Filters, TitleReference
-from regrag.pipeline.lexical import chunk_tokens, query_tokens
+from regrag.text.terms import chunk_tokens, query_tokens
 
 
 class BlobStoreContract:
@@ -328,7 +328,7 @@ class FailureRecorderContract:
 
 
 def query_id(n: int) -> str:
-    """A query id as pipeline/query.py issues them (32 hex digits)."""
+    """A query id as query/answer.py issues them (32 hex digits)."""
     return f"{n:032x}"
 
 
@@ -468,7 +468,7 @@ class GeneratorContract:
         raise NotImplementedError
 
     def test_the_answer_matches_the_schema_asked_for(self, generator):
-        from regrag.pipeline import schemas
+        from regrag.api import schemas
 
         model, (prompt, schema, system), _ = generator
         answer = model.generate_json(prompt, schema, system=system, timeout_s=5)

@@ -173,8 +173,8 @@ class TestExtractiveGenerator(GeneratorContract):
     @pytest.fixture
     def generator(self):
         from regrag.adapters.local.generator import ExtractiveGenerator
-        from regrag.pipeline.hyde import RESPONSE_SCHEMA, Hyde
         from regrag.prompts import load_prompt
+        from regrag.query.aids.hyde import RESPONSE_SCHEMA, Hyde
 
         hits = ["第三十条 因供电设施计划检修需要停电的，供电企业应当提前7日通知用户或者进行公告。"]
         hyde = Hyde(ExtractiveGenerator(lambda q: hits), "m", load_prompt("hyde_v1"), embedder=None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from regrag.cli import main
+from regrag.entrypoints.cli import main
 
 from conftest import FIXTURES, SAMPLE
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from regrag.cli import main
+from regrag.entrypoints.cli import main
 
 from conftest import FIXTURES, SAMPLE, sample_manifest
 

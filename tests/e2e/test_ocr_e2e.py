@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from regrag.cli import main
 from regrag.config import Settings
+from regrag.entrypoints.cli import main
 from regrag.wiring import build_services
 
 from conftest import FIXTURES

@@ -11,7 +11,7 @@ import pytest
 
 from regrag.api import endpoints
 from regrag.api.routes import call
-from regrag.pipeline.feedback import export_questions
+from regrag.ops.feedback import export_questions
 from regrag.wiring import build_services
 
 from conftest import admin_call, ingest_sample, make_settings

@@ -12,10 +12,10 @@ from regrag.api import endpoints
 from regrag.api.routes import call
 from regrag.config import ConfigError, Settings
 from regrag.domain.models import Filters
-from regrag.pipeline.fusion import rrf_fuse
-from regrag.pipeline.lexical import query_tokens
-from regrag.pipeline.retrieve import effective_filters
 from regrag.prompts import list_prompts, load_prompt
+from regrag.query.fusion import rrf_fuse
+from regrag.query.retrieve import effective_filters
+from regrag.text.terms import query_tokens
 from regrag.wiring import build_services
 from regrag.wiring.gcp import build_gcp_services
 

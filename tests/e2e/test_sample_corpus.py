@@ -6,7 +6,7 @@ import pytest
 
 from regrag.api import endpoints
 from regrag.api.routes import call
-from regrag.pipeline.query import retrieve_relevant_chunks
+from regrag.query.answer import retrieve_relevant_chunks
 
 pytestmark = pytest.mark.slow
 

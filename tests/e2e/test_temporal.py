@@ -97,7 +97,7 @@ def test_inside_the_window_between_promulgation_and_entry_into_force(e5_services
 
 def test_the_window_pairs_of_the_sample():
     """Six of the ten pairs have a window (公布 → 施行 months apart), the cases the manifest dates got wrong."""
-    from regrag.pipeline.ingest import build_document
+    from regrag.ingest.ingest import build_document
     from regrag.ports import Blob
 
     windows = []

@@ -222,7 +222,7 @@ def vertex_ports(objects: Any, vector_fake: Any, dim: int = 16, timeout_s: float
     from regrag.adapters.gcp.lexicon import GcsLexicon
     from regrag.adapters.gcp.search_index import VertexLexicalIndex, VertexVectorIndex
     from regrag.adapters.gcp.search_store import VertexIndex, VertexIndexConfig
-    from regrag.pipeline.lexical import chunk_tokens
+    from regrag.text.terms import chunk_tokens
 
     names = vertex_names()
     vector_fake.add_index(names.index, dim, names.endpoint, names.deployed_index_id)

@@ -13,7 +13,7 @@ from cloudevents.http import CloudEvent
 from functions_framework import create_app
 
 from regrag.domain.messages import DocumentChunked
-from regrag.pipeline.ingest import build_document
+from regrag.ingest.ingest import build_document
 from regrag.ports import Blob
 from regrag.wiring import get_services
 

@@ -125,7 +125,7 @@ class TestGeminiGenerator(GeneratorContract):
     def generator(self):
         from fakes.gemini_fake import GeminiFake, Reply
         from regrag.adapters.gcp.generator import GeminiGenerator
-        from regrag.pipeline.hyde import RESPONSE_SCHEMA
+        from regrag.query.aids.hyde import RESPONSE_SCHEMA
 
         answer = json.dumps({"answer": "供电企业应当提前7日通知用户。"}, ensure_ascii=False)
 

@@ -220,7 +220,7 @@ def test_bundles_hold_main_regrag_and_a_trimmed_consistent_requirements_txt(dry_
 def test_the_doctor_runs_before_any_deploy_with_querys_settings(dry_run):
     _, commands = dry_run
     first_deploy = next(i for i, c in enumerate(commands) if c[:3] == ["gcloud", "functions", "deploy"])
-    doctors = [i for i, c in enumerate(commands) if c[-4:] == ["python3", "-m", "regrag.cli", "doctor"]]
+    doctors = [i for i, c in enumerate(commands) if c[-4:] == ["python3", "-m", "regrag.entrypoints.cli", "doctor"]]
     assert doctors and doctors[0] < first_deploy
     env = dict(word.split("=", 1) for word in commands[doctors[0]][1:-4])
     assert env["REGRAG_MODE"] == "gcp" and env["REGRAG_VERTEX_INDEX"] == ENV["REGRAG_VERTEX_INDEX"]
@@ -230,4 +230,4 @@ def test_the_doctor_runs_before_any_deploy_with_querys_settings(dry_run):
 def test_skip_doctor(tmp_path):
     result = deploy(tmp_path, "--dry-run", "--skip-doctor", "query")
     assert result.returncode == 0, result.stderr
-    assert "regrag.cli doctor" not in result.stdout
+    assert "regrag.entrypoints.cli doctor" not in result.stdout

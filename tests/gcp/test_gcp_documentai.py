@@ -163,9 +163,9 @@ def test_wiring_builds_document_ai_from_the_settings_and_ingest_stores_its_pages
     endpoint; ingest sends it each scanned page and stores the page map, confidences and engine it read."""
     from regrag.config import Settings
     from regrag.domain.results import Candidate
-    from regrag.pipeline.citations import citation_for
-    from regrag.pipeline.ingest import OcrOptions, build_document
+    from regrag.ingest.ingest import OcrOptions, build_document
     from regrag.ports import Blob
+    from regrag.query.citations import citation_for
     from regrag.wiring import models
 
     settings = Settings.from_env(

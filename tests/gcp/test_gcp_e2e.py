@@ -36,7 +36,7 @@ from werkzeug.wrappers import Response
 from fakes import gcp_env
 from regrag.adapters.gcp.blobstore import GcsBlobStore
 from regrag.adapters.gcp.chunk_store import GcsChunkStore
-from regrag.pipeline.feedback import export_questions
+from regrag.ops.feedback import export_questions
 from regrag.wiring import get_services, reset_services
 
 pytestmark = pytest.mark.emulator

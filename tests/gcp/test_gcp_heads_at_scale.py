@@ -19,7 +19,7 @@ from regrag.adapters.gcp.chunk_store import GcsChunkStore
 from regrag.adapters.local.chunk_store import SqliteIndex
 from regrag.adapters.local.search_index import SqliteLexicalIndex, SqliteVectorIndex
 from regrag.domain.messages import ChunksEmbedded, DocumentDeleted
-from regrag.pipeline.upsert import delete_document, upsert_chunks
+from regrag.ingest.upsert import delete_document, upsert_chunks
 
 DIM = 4
 

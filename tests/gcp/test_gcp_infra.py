@@ -267,7 +267,7 @@ def test_the_scheduler_runs_the_eval_on_query_admin_eval_with_oidc(tf):
     assert unquote(variables["eval_questions"]["default"]) == "evals/dev.jsonl"
     assert (job["schedule"], job["time_zone"]) == ("${var.eval_schedule}", "${var.eval_time_zone}")
     # like reconcile, it needs the deployed function; and not when query is open to allUsers, since Cloud Run then
-    # verifies no token and the admin identity check would trust anyone (pipeline/admin.py caller_email)
+    # verifies no token and the admin identity check would trust anyone (ops/admin.py caller_email)
     assert job["count"] == query["count"] == "${local.eval_scheduled ? 1 : 0}"
     assert local["eval_scheduled"] == "${var.functions_deployed && !var.allow_unauthenticated_query}"
 
@@ -292,7 +292,7 @@ def test_the_scheduler_is_the_admin_principal_deploy_sh_passes_to_query(tf):
 
 def test_the_regression_alert_matches_the_line_the_eval_logs(tf):
     from regrag import logs
-    from regrag.pipeline.admin import REGRESSION_MESSAGE
+    from regrag.ops.admin import REGRESSION_MESSAGE
 
     resources = blocks(tf, "resource")
     metric = resources[("google_logging_metric", "eval_regression")]

@@ -21,7 +21,7 @@ from google.auth.transport.requests import Request
 from google.oauth2 import id_token
 
 from regrag.domain.errors import Unauthorized
-from regrag.pipeline.admin import ADMIN_CLAIMS, GOOGLE_ISSUERS, require_admin
+from regrag.ops.admin import ADMIN_CLAIMS, GOOGLE_ISSUERS, require_admin
 
 SERVICE_URL = "https://query-abc123-ew.a.run.app"  # what infra/scheduler.tf sets as oidc_token.audience
 SCHEDULER = "regrag-scheduler@regrag-prod.iam.gserviceaccount.com"

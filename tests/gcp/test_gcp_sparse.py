@@ -21,8 +21,8 @@ from regrag.adapters.gcp.restricts import (
 from regrag.adapters.gcp.sparse import Lexicon, document_vector, query_vector, token_dimension
 from regrag.adapters.local.search_store import restricts
 from regrag.adapters.local.snapshot_build import build_snapshot
+from regrag.domain.bm25 import Bm25Params
 from regrag.domain.errors import InvalidInput
-from regrag.domain.lexical import Bm25Params
 from regrag.domain.models import Filters
 
 _OPS = {"LESS_EQUAL": lambda a, b: a <= b, "GREATER_EQUAL": lambda a, b: a >= b, "GREATER": lambda a, b: a > b}

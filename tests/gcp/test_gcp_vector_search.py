@@ -26,7 +26,7 @@ from regrag.adapters.gcp.clients import Endpoint
 from regrag.adapters.gcp.sparse import Lexicon
 from regrag.domain.errors import InvalidInput, Unavailable
 from regrag.domain.models import Filters
-from regrag.pipeline.lexical import chunk_tokens, query_tokens
+from regrag.text.terms import chunk_tokens, query_tokens
 
 DIM = 16
 Op = v1.IndexDatapoint.NumericRestriction.Operator

@@ -6,7 +6,9 @@ import pytest
 
 from regrag.domain.models import Filters
 from regrag.domain.results import Candidate
-from regrag.pipeline.abstention import (
+from regrag.ingest.ingest import build_document
+from regrag.ports import Blob
+from regrag.query.abstention import (
     STATED_FIGURE,
     AbstentionRule,
     Signals,
@@ -14,9 +16,7 @@ from regrag.pipeline.abstention import (
     figure_values,
     signals,
 )
-from regrag.pipeline.compose import RelevanceFloor, candidate_relevance, compose_answer, question_keywords
-from regrag.pipeline.ingest import build_document
-from regrag.ports import Blob
+from regrag.query.compose import RelevanceFloor, candidate_relevance, compose_answer, question_keywords
 
 from conftest import SAMPLE
 

@@ -2,7 +2,7 @@
 
 The GCP tokens here are hand-made and unsigned: verifying Google's signature is Cloud Run IAM's job before a
 request reaches the function (and Cloud Run hands the token on with its signature removed), so the policy
-only reads the payload. See regrag.pipeline.admin.caller_email for the trust assumptions.
+only reads the payload. See regrag.ops.admin.caller_email for the trust assumptions.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from regrag.config import ConfigError, Settings
 from regrag.domain.errors import Forbidden, Unauthorized
-from regrag.pipeline.admin import require_admin
+from regrag.ops.admin import require_admin
 
 SCHEDULER = "regrag-scheduler@regrag-prod.iam.gserviceaccount.com"
 PRINCIPALS = frozenset({SCHEDULER, "ops@example.com"})

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from regrag.domain.models import DocumentMeta, Filters
-from regrag.pipeline.temporal import SOURCE_FILTER, SOURCE_QUESTION, SOURCE_REVISION, SOURCE_TODAY, resolve_as_of
+from regrag.query.temporal import SOURCE_FILTER, SOURCE_QUESTION, SOURCE_REVISION, SOURCE_TODAY, resolve_as_of
 
 TODAY = dt.date(2026, 11, 24)
 

@@ -4,7 +4,7 @@ def test_identical_questions_asked_at_once_are_embedded_once():
 
     import numpy as np
 
-    from regrag.pipeline.caching import QueryEmbeddingCache
+    from regrag.query.embedding_cache import QueryEmbeddingCache
 
     class Slow:
         model_id, dimension = "slow", 2
@@ -31,7 +31,7 @@ def test_a_failed_embedding_fails_every_waiter_and_is_not_cached():
 
     import pytest
 
-    from regrag.pipeline.caching import QueryEmbeddingCache
+    from regrag.query.embedding_cache import QueryEmbeddingCache
 
     class Broken:
         model_id, dimension = "broken", 2

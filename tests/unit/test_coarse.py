@@ -8,7 +8,7 @@ import pytest
 
 from regrag.adapters.local import coarse, snapshot_files
 from regrag.adapters.local.snapshot_build import build_snapshot
-from regrag.domain.lexical import Bm25Params
+from regrag.domain.bm25 import Bm25Params
 from regrag.domain.models import Filters
 
 DIM = 32

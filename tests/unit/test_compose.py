@@ -4,7 +4,9 @@ import pytest
 
 from regrag.domain.models import Filters
 from regrag.domain.results import Candidate
-from regrag.pipeline.compose import (
+from regrag.ingest.ingest import build_document
+from regrag.ports import Blob
+from regrag.query.compose import (
     ABSTAIN_TITLE,
     chinese_ratio,
     compose_answer,
@@ -12,8 +14,6 @@ from regrag.pipeline.compose import (
     question_keywords,
     select_spans,
 )
-from regrag.pipeline.ingest import build_document
-from regrag.ports import Blob
 
 from conftest import SAMPLE
 
@@ -115,7 +115,7 @@ def test_chinese_ratio():
 
 
 def test_relevance_floor_needs_both_signals_weak_to_abstain():
-    from regrag.pipeline.compose import RelevanceFloor
+    from regrag.query.compose import RelevanceFloor
 
     floor = RelevanceFloor(coverage=0.45, dense=0.89, coverage_alone=0.25)
     assert floor.weak(0.30, 0.85)  # little keyword overlap and a distant best vector: abstain

@@ -4,10 +4,10 @@ import pytest
 
 from regrag.domain.models import Filters
 from regrag.domain.results import Candidate
-from regrag.pipeline.compose import compose_answer, question_keywords, with_caution
-from regrag.pipeline.confidence import CAUTION, assess
-from regrag.pipeline.ingest import build_document
+from regrag.ingest.ingest import build_document
 from regrag.ports import Blob
+from regrag.query.compose import compose_answer, question_keywords, with_caution
+from regrag.query.confidence import CAUTION, assess
 
 from conftest import SAMPLE
 

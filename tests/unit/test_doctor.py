@@ -7,8 +7,8 @@ import pytest
 
 from fakes.gemini_fake import GeminiFake, Reply
 from fakes.rerank_model import prefer_last
-from regrag.cli import main
-from regrag.pipeline.doctor import run_checks
+from regrag.entrypoints.cli import main
+from regrag.ops.doctor import run_checks
 from regrag.wiring import build_services
 
 from conftest import ingest_sample, make_settings

@@ -5,7 +5,7 @@ import pytest
 from cloudevents.http import CloudEvent
 
 from regrag.domain.errors import InvalidInput, TransientError, UnsupportedDocument
-from regrag.events import decode_pubsub_payload, decode_storage_event, run_event
+from regrag.entrypoints.events import decode_pubsub_payload, decode_storage_event, run_event
 
 
 class Recorder:

@@ -4,9 +4,9 @@ from dataclasses import replace
 from contract.contracts import make_chunk, make_meta
 from regrag.domain.models import Filters, Hit
 from regrag.domain.results import Candidate
-from regrag.pipeline.applicability import by_applicability, question_scope, scope_first
-from regrag.pipeline.fusion import rrf_fuse
-from regrag.pipeline.retrieve import effective_filters
+from regrag.query.fusion import rrf_fuse
+from regrag.query.orderings import by_applicability, question_scope, scope_first
+from regrag.query.retrieve import effective_filters
 
 
 def hits(*ids):

@@ -13,7 +13,7 @@ from regrag.domain.messages import (
     message_from_json,
     split_for_publish,
 )
-from regrag.pipeline.ingest import build_document
+from regrag.ingest.ingest import build_document
 from regrag.ports import Blob
 
 from conftest import SAMPLE

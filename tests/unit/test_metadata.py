@@ -9,7 +9,7 @@ import pytest
 
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import DateException
-from regrag.pipeline.metadata import articles_named, resolve_dates, sidecar_values, with_chapter_articles
+from regrag.ingest.metadata import articles_named, resolve_dates, sidecar_values, with_chapter_articles
 from regrag.ports import Blob
 
 

@@ -1,11 +1,12 @@
-"""Cloud Storage Pub/Sub notifications (JSON_API_V1) as they reach upsert on GCP: decoded in regrag.events."""
+"""Cloud Storage Pub/Sub notifications (JSON_API_V1) as they reach upsert on GCP: decoded in
+regrag.entrypoints.events."""
 
 from __future__ import annotations
 
 import pytest
 
 from regrag.domain.errors import InvalidInput
-from regrag.events import GCS_ARCHIVED, GCS_DELETED, decode_storage_notification
+from regrag.entrypoints.events import GCS_ARCHIVED, GCS_DELETED, decode_storage_notification
 
 ATTRS = {
     "notificationConfig": "projects/_/buckets/docs/notificationConfigs/1",

@@ -14,16 +14,16 @@ import pytest
 from PIL import Image
 
 from fakes.ocr_engine import ScriptedOcr
-from regrag import handlers
 from regrag.config import ConfigError, Settings
 from regrag.domain.models import DocumentMeta
 from regrag.domain.results import Bullet, Candidate
-from regrag.pipeline import documents
-from regrag.pipeline.citations import citation_for
-from regrag.pipeline.ingest import OcrOptions, build_document
+from regrag.entrypoints import handlers
+from regrag.ingest.ingest import OcrOptions, build_document
 from regrag.ports import Blob
+from regrag.query.citations import citation_for
 from regrag.services import Services
 from regrag.text.images import OcrLimits
+from regrag.views import documents
 from regrag.wiring import build_services, models
 
 from conftest import make_settings

@@ -2,7 +2,7 @@
 
 import pytest
 
-from regrag.text.metadata import PROVINCES
+from regrag.text.inference import PROVINCES
 from regrag.text.places import gazetteer, mentioned_provinces
 
 

@@ -9,9 +9,9 @@ from importlib import resources
 import pytest
 
 from regrag.adapters.gcp.generator import GeminiGenerator
-from regrag.pipeline.rerank import LlmReranker, prompt_json
-from regrag.pipeline.rerank_output import InvalidRerankOutput, parse_scores
 from regrag.prompts import Prompt, list_prompts, load_prompt
+from regrag.query.rerank import LlmReranker, prompt_json
+from regrag.query.rerank_output import InvalidRerankOutput, parse_scores
 
 
 def test_a_prompt_is_loaded_by_name_with_its_version_and_digest():

@@ -2,7 +2,7 @@
 
 from regrag.domain.models import Chunk, DocumentMeta
 from regrag.domain.results import Candidate
-from regrag.pipeline.question_forms import asked_forms, form_rerank
+from regrag.query.forms import asked_forms, form_rerank
 
 
 def cand(cid, text, heading=()):

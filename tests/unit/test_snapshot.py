@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from regrag.adapters.local.snapshot_build import build_snapshot
-from regrag.domain.lexical import Bm25Params
+from regrag.domain.bm25 import Bm25Params
 from regrag.domain.models import Filters
 
 DOCS = [

@@ -9,7 +9,7 @@ import pytest
 from regrag.adapters.local import snapshot_files
 from regrag.adapters.local.chunk_store import SqliteIndex
 from regrag.adapters.local.search_index import SqliteLexicalIndex, SqliteVectorIndex
-from regrag.domain.lexical import Bm25Params
+from regrag.domain.bm25 import Bm25Params
 from regrag.domain.models import Chunk, DocumentMeta, Filters
 
 DIM = 8

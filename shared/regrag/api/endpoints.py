@@ -9,16 +9,18 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from regrag import handlers, logs
+from regrag import logs
+from regrag.api import requests
 from regrag.domain.errors import NotFound
-from regrag.pipeline import admin as admin_stage
-from regrag.pipeline import compose as compose_stage
-from regrag.pipeline import documents, requests
-from regrag.pipeline import feedback as feedback_stage
-from regrag.pipeline import query as query_stage
-from regrag.pipeline import reconcile as reconcile_stage
-from regrag.pipeline.rerank import RetrievalOrderReranker, rerank_candidates
+from regrag.entrypoints import handlers
+from regrag.ingest import reconcile as reconcile_stage
+from regrag.ops import admin as admin_stage
+from regrag.ops import feedback as feedback_stage
+from regrag.query import answer as query_stage
+from regrag.query import compose as compose_stage
+from regrag.query.rerank import RetrievalOrderReranker, rerank_candidates
 from regrag.services import Services
+from regrag.views import documents
 
 log = logs.get("api")
 ANSWERED_MESSAGE = "answered"  # the log line per answer that infra/monitoring.tf counts by rerank_status
@@ -155,7 +157,7 @@ def health(services: Services) -> dict[str, Any]:
     }
 
 
-# --- admin: a token locally, Cloud Run IAM + REGRAG_ADMIN_PRINCIPALS on GCP (pipeline/admin.py) -------------
+# --- admin: a token locally, Cloud Run IAM + REGRAG_ADMIN_PRINCIPALS on GCP (ops/admin.py) -------------
 
 
 def require_admin(services: Services, action: str, authorization: str | None, serverless: str | None) -> None:
@@ -196,7 +198,7 @@ def admin_eval(services: Services, body: Any) -> dict[str, Any]:
     """POST /admin/eval {questions, k?} (after require_admin): question files and reports live in
     `Services.reports` (locally the bucket folder; on GCP the state bucket, never the uploads bucket whose new
     objects trigger ingest)."""
-    from regrag.evaluation import evaluate
+    from regrag.ops.evaluation import evaluate
 
     request = requests.parse_eval_request(body)
     return admin_stage.run_scheduled_eval(

@@ -1,5 +1,5 @@
 """The OpenAPI 3.1 document of the API (GET /openapi.json), built from the request schemas the server validates
-with (regrag.pipeline.schemas), so what is published and what is enforced cannot drift apart."""
+with (regrag.api.schemas), so what is published and what is enforced cannot drift apart."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from functools import cache
 from typing import Any
 
 from regrag import __version__
-from regrag.pipeline import schemas
+from regrag.api import schemas
 
 _ERROR = {
     "type": "object",

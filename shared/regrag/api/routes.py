@@ -75,7 +75,7 @@ def _get_route(fn: Callable[..., dict[str, Any]]) -> Route:
 
 def _admin_route(action: str, fn: Callable[..., dict[str, Any]], with_body: bool = False) -> Route:
     """Admin credentials: Authorization, and on GCP X-Serverless-Authorization (which Cloud Run IAM checks
-    instead when present): pipeline/admin.py decides which one to trust. The caller is checked before the
+    instead when present): ops/admin.py decides which one to trust. The caller is checked before the
     body is read."""
 
     def route(services: Services, request: Request) -> Response:

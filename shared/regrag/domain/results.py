@@ -73,7 +73,7 @@ class Citation:
     article: str
     corpus: str = DEFAULT_CORPUS
     corpora: tuple[str, ...] = ()
-    # the cited version's status on the question's as-of date (pipeline/citations.py version_status):
+    # the cited version's status on the question's as-of date (query/citations.py version_status):
     # in_force | upcoming | superseded | not_yet_in_force; `successor` names the newer version, and
     # `counterpart` the article of the other version that corresponds to the cited one
     version_status: str = "in_force"

@@ -18,7 +18,7 @@ the version's history (通过, 公布, 修正, 修订, 批准, now and then 施�
 5. Clauses whose subject is a part of the text (第X条, 第X章, 本法第X条) are exceptions: other dates for some
    provisions, kept beside the main date.
 
-Pure functions; `regrag.pipeline.metadata` turns the result into document metadata.
+Pure functions; `regrag.ingest.metadata` turns the result into document metadata.
 """
 
 from __future__ import annotations

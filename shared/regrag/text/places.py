@@ -2,7 +2,7 @@
 
 A question about a project in 江苏 is answered by national law and 江苏's own rules; another province's local
 regulation does not apply there, however well its words match. Retrieval uses the detected provinces to rank
-the applicable rules first (regrag.pipeline.retrieve.scope_first) when the request sets no province filter.
+the applicable rules first (regrag.query.retrieve.scope_first) when the request sets no province filter.
 
 Matching is a greedy longest-match scan over a gazetteer of the 31 provinces, their prefecture-level cities and
 a few regions that span provinces (长三角, 京津冀; data/places.tsv), so 浙江西部 reads 浙江 (not 江西) and 黄河北岸
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from regrag.text.metadata import PROVINCES
+from regrag.text.inference import PROVINCES
 
 # water bodies whose names contain a province name (黄河北岸 is not 河北); they consume the text and match nothing
 _FEATURES = ("黄河", "淮河", "太湖", "洞庭湖", "鄱阳湖", "渤海湾")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from regrag import logs
 from regrag.config import ConfigError, Settings
-from regrag.pipeline.caching import QueryEmbeddingCache
-from regrag.pipeline.catalog import CorpusCatalog
-from regrag.pipeline.retrieve import lexical_texts
+from regrag.query.embedding_cache import QueryEmbeddingCache
+from regrag.query.retrieve import lexical_texts
 from regrag.services import Services
+from regrag.views.catalog import CorpusCatalog
 from regrag.wiring import models
 
 
@@ -108,7 +108,7 @@ def _vertex_embedder(settings: Settings):  # type: ignore[no-untyped-def]
 def _vertex_index(settings: Settings, dimension: int):  # type: ignore[no-untyped-def]
     from regrag.adapters.gcp.clients import Endpoint
     from regrag.adapters.gcp.search_store import VertexIndex, VertexIndexConfig
-    from regrag.pipeline.lexical import chunk_tokens
+    from regrag.text.terms import chunk_tokens
 
     fake = settings.vertex_emulator_host
     regional = settings.vertex_api_host or f"{settings.gcp_region}-aiplatform.googleapis.com"

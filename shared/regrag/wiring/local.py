@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from regrag import handlers, logs
+from regrag import logs
 from regrag.config import Settings
-from regrag.pipeline.caching import QueryEmbeddingCache
-from regrag.pipeline.catalog import CorpusCatalog
-from regrag.pipeline.retrieve import lexical_texts
+from regrag.entrypoints import handlers
+from regrag.query.embedding_cache import QueryEmbeddingCache
+from regrag.query.retrieve import lexical_texts
 from regrag.services import Services
+from regrag.views.catalog import CorpusCatalog
 from regrag.wiring import models
 
 

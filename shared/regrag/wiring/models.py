@@ -12,15 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from regrag.config import ConfigError, Settings
-from regrag.domain.lexical import Bm25Params
-from regrag.pipeline.abstention import AbstentionRule
-from regrag.pipeline.caching import QueryEmbeddingCache
-from regrag.pipeline.compose import RelevanceFloor
-from regrag.pipeline.hyde import Hyde
-from regrag.pipeline.query import QueryOptions
-from regrag.pipeline.questions import QuestionsIndexer
-from regrag.pipeline.rerank import LlmReranker, RetrievalOrderReranker
-from regrag.pipeline.retrieve import RetrievalConfig, Retriever
+from regrag.domain.bm25 import Bm25Params
 from regrag.ports import (
     ChunkStore,
     Composer,
@@ -32,6 +24,14 @@ from regrag.ports import (
     Reranker,
     VectorIndex,
 )
+from regrag.query.abstention import AbstentionRule
+from regrag.query.aids.hyde import Hyde
+from regrag.query.aids.questions import QuestionsIndexer
+from regrag.query.answer import QueryOptions
+from regrag.query.compose import RelevanceFloor
+from regrag.query.embedding_cache import QueryEmbeddingCache
+from regrag.query.rerank import LlmReranker, RetrievalOrderReranker
+from regrag.query.retrieve import RetrievalConfig, Retriever
 from regrag.services import CacheStats
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ NUMERIC_RESTRICTS_ANDED = Assumption(
     "namespaces; date_from/date_to both use `eff`) returns only datapoints satisfying both.",
     "adapters/gcp/restricts.py query_restricts (date_from + date_to on `eff`)",
     "a date range would widen to either bound: the query path post-filters every hit by the chunk's own "
-    "dates (pipeline/retrieve.py effective filters), so a wrong result is dropped, not quoted",
+    "dates (query/retrieve.py effective filters), so a wrong result is dropped, not quoted",
 )
 SPARSE_DIMENSIONS_63_BIT = Assumption(
     "sparse dimensions take any non-negative int64",

@@ -42,7 +42,7 @@ from regrag.adapters.gcp.chunk_layout import (
     StaleWrite,
     content_sha,
 )
-from regrag.domain import versions
+from regrag.domain import supersession as versions
 from regrag.domain.errors import NotFound
 from regrag.domain.models import Chunk, DocumentMeta
 from regrag.ports import PutResult

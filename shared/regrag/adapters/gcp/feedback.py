@@ -32,7 +32,7 @@ from regrag.adapters.gcp.chunk_layout import Objects
 from regrag.adapters.gcp.clients import LostRace, until_written
 from regrag.domain.errors import InvalidInput, Unavailable
 
-_QUERY_ID_RE = re.compile(r"[0-9a-f]{32}")  # uuid4().hex, as pipeline/query.py issues them
+_QUERY_ID_RE = re.compile(r"[0-9a-f]{32}")  # uuid4().hex, as query/answer.py issues them
 _DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _JSON = "application/json; charset=utf-8"
 _JSONL = "application/x-ndjson; charset=utf-8"

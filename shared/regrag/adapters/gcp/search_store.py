@@ -18,8 +18,8 @@ from regrag.adapters.gcp.clients import Endpoint, api_retry, index_service, matc
 from regrag.adapters.gcp.errors import translated
 from regrag.adapters.gcp.restricts import datapoint_restricts, query_restricts
 from regrag.adapters.gcp.sparse import SparseVector, document_vector
+from regrag.domain.bm25 import Bm25Params
 from regrag.domain.errors import InvalidInput, Unavailable
-from regrag.domain.lexical import Bm25Params
 from regrag.domain.models import Chunk, Filters
 
 TokensOf = Callable[[Chunk], tuple[list[str], list[str]]]

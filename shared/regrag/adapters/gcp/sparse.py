@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from regrag.domain.lexical import Bm25Params
+from regrag.domain.bm25 import Bm25Params
 
 
 @dataclass(frozen=True)

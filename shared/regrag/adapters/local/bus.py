@@ -2,7 +2,7 @@
 
 Delivery semantics follow the GCP setup: a handler that raises is retried (with backoff) up to
 `max_attempts`, then the message goes to the dead-letter list; a handler that returns acknowledges.
-Permanent errors are acknowledged by the handlers themselves (see regrag.events.run_event).
+Permanent errors are acknowledged by the handlers themselves (see regrag.entrypoints.events.run_event).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from regrag.adapters.local.search_store import SqliteSearchStore
-from regrag.domain import versions
+from regrag.domain import supersession as versions
 from regrag.domain.errors import NotFound
 from regrag.domain.models import Chunk, DocumentMeta
 from regrag.ports import PutResult

@@ -17,8 +17,8 @@ from regrag.adapters.local import coarse, snapshot_files
 from regrag.adapters.local.index_file import SqliteFile
 from regrag.adapters.local.snapshot import SearchSnapshot
 from regrag.adapters.local.snapshot_build import build_snapshot
+from regrag.domain.bm25 import Bm25Params
 from regrag.domain.errors import InvalidInput
-from regrag.domain.lexical import Bm25Params
 from regrag.domain.models import OPEN_END, Chunk, DocumentMeta, Filters, Hit, date_int
 
 

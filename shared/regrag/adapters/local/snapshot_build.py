@@ -14,7 +14,7 @@ import numpy as np
 
 from regrag.adapters.local import coarse
 from regrag.adapters.local.snapshot import SearchSnapshot
-from regrag.domain.lexical import Bm25Params
+from regrag.domain.bm25 import Bm25Params
 
 
 def build_snapshot(

@@ -1,0 +1,133 @@
+"""Request bodies → typed requests: checked against their schema (regrag.api.schemas: the same definitions
+the OpenAPI document publishes), then converted. Errors name the field (HTTP 400).
+
+Every HTTP endpoint and the CLI go through these parsers; the pipeline stages receive only the typed values.
+Filters have their own module (regrag.api.filters) because retrieval and evaluation use them too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from regrag.api import schemas
+from regrag.api.filters import parse_filters
+from regrag.domain.models import Filters
+from regrag.ingest.reconcile import DEFAULT_MAX_REPUBLISH
+
+
+@dataclass(frozen=True)
+class QueryRequest:
+    question: str
+    filters: Filters
+    top_k: int | None = None
+    corpora: tuple[str, ...] | None = None  # None: every corpus
+    corpus_timeout_s: float | None = None
+    corpus_weights: dict[str, float] | None = None
+    context: str | None = None  # None | "article" | "section"
+
+
+@dataclass(frozen=True)
+class CandidateRef:
+    """A candidate named by id in a /rerank or /compose body; its text always comes from the store."""
+
+    id: str
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class CandidatesRequest:
+    """/rerank and /compose: a question and the candidates to reorder or quote."""
+
+    question: str
+    candidates: tuple[CandidateRef, ...]
+    filters: Filters
+    top_n: int | None = None
+
+
+@dataclass(frozen=True)
+class FeedbackRequest:
+    query_id: str
+    helpful: bool
+    citation: dict[str, str] | None = None
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class ReconcileRequest:
+    dry_run: bool = False
+    max_republish: int = DEFAULT_MAX_REPUBLISH
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """/admin/eval: a question file in the reports bucket and the cut-off k."""
+
+    questions: str
+    k: int = 10
+
+
+def _body(schema: dict[str, Any], body: Any) -> dict[str, Any]:
+    schemas.check(schema, body)
+    return body  # type: ignore[no-any-return]
+
+
+def parse_question(body: Any) -> str:
+    question = body.get("question") if isinstance(body, dict) else None
+    schemas.check(schemas.QUESTION, question if question is not None else "", "question")
+    return str(question).strip()
+
+
+def parse_query_request(body: Any) -> QueryRequest:
+    """POST /query {question, filters?, corpora?, corpus_timeout_s?, corpus_weights?, top_k?, context?}."""
+    body = _body(schemas.QUERY, body)
+    filters = parse_filters(body.get("filters"))
+    corpora = body.get("corpora")
+    if isinstance(corpora, str):
+        corpora = [corpora]
+    weights = body.get("corpus_weights")
+    timeout = body.get("corpus_timeout_s")
+    return QueryRequest(
+        question=body["question"].strip(),
+        filters=filters,
+        top_k=body.get("top_k"),
+        corpora=tuple(dict.fromkeys(corpora)) if corpora else (filters.corpus or None),
+        corpus_timeout_s=float(timeout) if timeout is not None else None,
+        corpus_weights={k: float(v) for k, v in weights.items()} if weights is not None else None,
+        context=body.get("context"),
+    )
+
+
+def parse_candidates_request(body: Any) -> CandidatesRequest:
+    """POST /rerank and /compose {question, candidates: [{id, score?} | id], filters?, top_n?}; a candidate named
+    twice counts once (its first mention)."""
+    body = _body(schemas.CANDIDATES, body)
+    refs: dict[str, CandidateRef] = {}
+    for item in body["candidates"]:
+        cid = item["id"] if isinstance(item, dict) else item
+        score = item.get("score", 0.0) if isinstance(item, dict) else 0.0
+        refs.setdefault(cid, CandidateRef(cid, float(score)))
+    return CandidatesRequest(
+        body["question"].strip(), tuple(refs.values()), parse_filters(body.get("filters")), body.get("top_n")
+    )
+
+
+def parse_feedback_request(body: Any) -> FeedbackRequest:
+    """POST /feedback {query_id, helpful, citation?, comment?}."""
+    body = _body(schemas.FEEDBACK, body)
+    citation = body.get("citation")
+    if citation is not None:
+        citation = {k: citation[k] for k in ("doc_id", "article") if isinstance(citation.get(k), str)}
+    return FeedbackRequest(body["query_id"], body["helpful"], citation, body.get("comment"))
+
+
+def parse_reconcile_request(body: Any) -> ReconcileRequest:
+    """POST {dry_run?, max_republish?} (Cloud Scheduler's body)."""
+    body = _body(schemas.RECONCILE, body)
+    return ReconcileRequest(body.get("dry_run", False), body.get("max_republish", DEFAULT_MAX_REPUBLISH))
+
+
+def parse_eval_request(body: Any) -> EvalRequest:
+    """POST /admin/eval {questions: "<object>.jsonl", k?}."""
+    body = _body(schemas.EVAL, body)
+    return EvalRequest(body["questions"], body.get("k", 10))

@@ -1,0 +1,118 @@
+"""`regrag`: ingest, ask, serve, eval, corpora, prompts, feedback — every command on the same services as the
+functions.
+
+Local state lives in REGRAG_DATA_DIR (default `.regrag/` in the working directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from regrag.config import ConfigError, Settings
+from regrag.domain.errors import RegragError
+from regrag.entrypoints.cli import commands
+from regrag.entrypoints.cli.ingest import cmd_delete, cmd_ingest
+from regrag.services import Services
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="regrag", description="Question answering over Chinese energy regulations.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    ing = sub.add_parser("ingest", help="upload files or folders to the bucket and run ingest → embed → upsert")
+    ing.add_argument("paths", nargs="+")
+    ing.add_argument("--corpus", help="assign every document to this corpus")
+    ing.add_argument("--force", action="store_true", help="re-ingest unchanged files")
+    ing.add_argument(
+        "--prune",
+        action="store_true",
+        help="also remove indexed documents (of --corpus, when given) whose files these paths no longer hold",
+    )
+    ing.add_argument("--quiet", action="store_true")
+
+    rm = sub.add_parser("delete", help="remove documents from the bucket and the index")
+    rm.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
+
+    ask = sub.add_parser("ask", help="ask a question and print the cited answer")
+    ask.add_argument("question")
+    ask.add_argument("--corpora", help="comma-separated corpora to search (default: all)")
+    for key in ("province", "asset", "doc_class", "regulation_level"):
+        ask.add_argument(f"--{key.replace('_', '-')}", dest=key, help="comma-separated values")
+    ask.add_argument("--as-of", dest="as_of")
+    ask.add_argument("--date-from", dest="date_from")
+    ask.add_argument("--date-to", dest="date_to")
+    ask.add_argument("--include-superseded", action="store_true")
+    ask.add_argument("--top-k", type=int)
+    ask.add_argument("--show", type=int, default=5, help="candidates to list")
+    ask.add_argument("--json", action="store_true")
+
+    srv = sub.add_parser("serve", help="serve the API and the search page")
+    srv.add_argument("--host", default="127.0.0.1")
+    srv.add_argument("--port", type=int, default=8080)
+
+    cor = sub.add_parser("corpora", help="list corpora with document and chunk counts")
+    cor.add_argument("--json", action="store_true")
+
+    sub.add_parser("prompts", help="list the versioned prompts and which ones are active")
+    sub.add_parser("doctor", help="check that the embedding model, the index and Gemini answer (exit 1 if not)")
+    aud = sub.add_parser("audit", help="list documents whose dates the text corrected or contradicted")
+    aud.add_argument("--json", action="store_true")
+    fb = sub.add_parser("feedback", help="user feedback")
+    fb_sub = fb.add_subparsers(dest="feedback_command", required=True)
+    fb_export = fb_sub.add_parser("export", help="write feedback as eval questions for a maintainer to grade")
+    fb_export.add_argument("--out", help="JSON lines file (default: stdout)")
+
+    ev = sub.add_parser("eval", help="evaluate retrieval and answers on a question file")
+    ev.add_argument("questions")
+    ev.add_argument("--k", type=int, default=10)
+    ev.add_argument(
+        "--mode",
+        default="full",
+        choices=("full", "hybrid", "dense", "lexical"),
+        help="full: retrieve → rerank → compose; or one retrieval mode alone",
+    )
+    ev.add_argument("--out", help="write the JSON report here (and a Markdown table beside it)")
+    return p
+
+
+COMMANDS: dict[str, Callable[[Services, argparse.Namespace], int]] = {
+    "ingest": cmd_ingest,
+    "delete": cmd_delete,
+    "ask": commands.cmd_ask,
+    "serve": commands.cmd_serve,
+    "eval": commands.cmd_eval,
+    "doctor": commands.cmd_doctor,
+    "corpora": commands.cmd_corpora,
+    "prompts": commands.cmd_prompts,
+    "audit": commands.cmd_audit,
+    "feedback": commands.cmd_feedback,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings.from_env(os.environ)
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    from regrag import logs
+    from regrag.wiring import build_services
+
+    # Logs go to stderr so stdout stays the command's output; per-document INFO lines only when asked for.
+    logs.configure(
+        settings.log_level if "LOG_LEVEL" in os.environ else "WARNING",
+        stream=sys.stderr,
+        log_questions=settings.log_questions,
+    )
+    try:
+        services = build_services(settings)
+        return int(COMMANDS[args.command](services, args))
+    except (RegragError, FileNotFoundError, ValueError) as exc:
+        print(f"regrag {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

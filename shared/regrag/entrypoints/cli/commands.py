@@ -1,0 +1,148 @@
+"""The commands besides ingest: ask, serve, eval, corpora, prompts, feedback export."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from regrag.api import endpoints
+from regrag.api.routes import call
+from regrag.services import Services
+
+
+def _filters_from(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("province", "asset", "doc_class", "regulation_level"):
+        value = getattr(args, key, None)
+        if value:
+            out[key] = value.split(",")
+    for key in ("as_of", "date_from", "date_to"):
+        value = getattr(args, key, None)
+        if value:
+            out[key] = value
+    if getattr(args, "include_superseded", False):
+        out["include_superseded"] = True
+    return out
+
+
+def cmd_ask(services: Services, args: argparse.Namespace) -> int:
+    body: dict[str, Any] = {"question": args.question, "filters": _filters_from(args)}
+    if args.corpora:
+        body["corpora"] = args.corpora.split(",")
+    if args.top_k:
+        body["top_k"] = args.top_k
+    status, response = call(endpoints.query, services, body)
+    if args.json or status != 200:
+        print(json.dumps(response, ensure_ascii=False, indent=1))
+        return 0 if status == 200 else 1
+    print(response["answer_zh"])
+    print()
+    print(f"rerank: {response['rerank_status']}   timings: {response['timings_ms'].get('total')} ms")
+    for i, c in enumerate(response["candidates"][: args.show], 1):
+        print(f"{i:2d}. 《{c['title']}》{c['article']}  score={c['score']:.4f}  [{c['doc_id']}]")
+    return 0
+
+
+def cmd_serve(services: Services, args: argparse.Namespace) -> int:
+    from regrag.api.server import Limits, serve, warm_up
+
+    started = time.perf_counter()
+    warm_up(services)
+    stats = services.store.stats()
+    print(f"ready in {time.perf_counter() - started:.1f} s (index loaded, model warm)", file=sys.stderr)
+    print(
+        f"regrag serving http://{args.host}:{args.port}/ ({stats['documents']} documents, {stats['chunks']} chunks)",
+        file=sys.stderr,
+        flush=True,
+    )
+    settings = services.settings
+    limits = Limits(settings.serve_max_active, settings.serve_max_waiting, settings.serve_wait_s)
+    serve(services, args.host, args.port, limits)
+    return 0
+
+
+def cmd_eval(services: Services, args: argparse.Namespace) -> int:
+    from regrag.ops.evaluation import evaluate, format_table, load_questions
+
+    questions = load_questions(args.questions)
+    report = evaluate(services, questions, k=args.k, mode=args.mode)
+    table = format_table(report)
+    print(table)
+    if args.out:
+        out = Path(args.out)
+        out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+        out.with_suffix(".md").write_text(table + "\n", encoding="utf-8")
+        print(f"report: {out} and {out.with_suffix('.md')}", file=sys.stderr)
+    return 0
+
+
+def cmd_corpora(services: Services, args: argparse.Namespace) -> int:
+    rows = endpoints.corpora(services)["corpora"]
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=1))
+        return 0
+    print(f"{'corpus':<20}{'documents':>10}{'chunks':>10}")
+    for row in rows:
+        print(f"{row['corpus']:<20}{row['documents']:>10}{row['chunks']:>10}")
+    return 0
+
+
+def cmd_prompts(services: Services, args: argparse.Namespace) -> int:
+    from regrag.ops.admin import prompt_versions
+
+    active = set(endpoints.active_prompts(services).values())
+    for p in prompt_versions():
+        mark = "*" if p["key"] in active else " "
+        print(f"{mark} {p['key']:<24} sha256:{p['sha256'][:16]}")
+    print("(* = used by this configuration)")
+    return 0
+
+
+def cmd_feedback(services: Services, args: argparse.Namespace) -> int:
+    from regrag.ops.feedback import export_questions
+
+    rows = export_questions(services.feedback) if services.feedback is not None else []
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(
+            f"{len(rows)} questions written to {args.out} (grade their 'relevant' lists, then run regrag eval)",
+            file=sys.stderr,
+        )
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_audit(services: Services, args: argparse.Namespace) -> int:
+    """Every document whose dates its metadata and its text disagree on, and what ingest did."""
+    rows = _audit(services)
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=1))
+        return 0
+    for row in rows:
+        print(f"{row['doc_id']}  《{row['title']}》  公布 {row['promulgated']}  施行 {row['effective_date']}")
+        for warning in row["warnings"]:
+            print(f"    {warning}")
+    print(f"{len(rows)} document(s) with date corrections or doubts", file=sys.stderr)
+    return 0
+
+
+def _audit(services: Services) -> list[dict[str, Any]]:
+    from regrag.views.documents import date_audit
+
+    return date_audit(services.store)
+
+
+def cmd_doctor(services: Services, args: argparse.Namespace) -> int:
+    """Check that the configured embedding model, index and Gemini model answer; exit 1 if any does not."""
+    from regrag.ops.doctor import run_checks
+
+    checks = run_checks(services)
+    for check in checks:
+        print(check.line())
+    return 0 if all(c.ok for c in checks) else 1

@@ -1,0 +1,87 @@
+"""How far to trust an answer: a few visible signals, combined simply, with levels calibrated on the dev set.
+
+Signals (each 0–1):
+- retrieval: the fused-score margin between the first and the fifth candidate (a clear winner vs a flat list),
+  half of it, and whether the first candidate is in the top 5 of both the dense and the lexical leg, the other half;
+- coverage: the share of the question's key terms found in the quoted spans;
+- dense: the first candidate's cosine similarity above the dense floor (the model's own scale);
+- rerank: the model's score of the first candidate / 10, when Gemini reranked.
+`overall` is their mean. Levels: high ≥ 0.65, low < 0.5 (bench/README.md has the reliability table: how often
+the top citation is a gold article at each level).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from regrag.domain.results import Answer, Candidate
+from regrag.query.keywords import Keyword, coverage
+
+HIGH = 0.65
+LOW = 0.5
+MARGIN_FULL = 0.3  # a first-to-fifth fused-score margin of 30 % counts as a clear winner
+DENSE_SPAN = 0.05  # cosine above the floor that counts as a full dense signal (e5 scale)
+CAUTION = "提示：检索置信度较低，以下引文可能并未直接回答该问题，请核对原文或调整问题。"
+
+
+@dataclass(frozen=True)
+class Confidence:
+    retrieval: float
+    rerank: float | None
+    overall: float
+    level: str
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("retrieval", "rerank", "overall"):
+            if data[key] is not None:
+                data[key] = round(data[key], 3)
+        return data
+
+
+def _clip(value: float) -> float:
+    return max(0.0, min(1.0, value))
+
+
+def assess(
+    candidates: Sequence[Candidate],
+    answer: Answer,
+    keywords: Sequence[Keyword],
+    *,
+    rerank_status: str,
+    dense_floor: float | None,
+) -> Confidence:
+    """The confidence of one answer; an abstention is low by definition."""
+    if answer.abstained or not candidates:
+        return Confidence(0.0, None, 0.0, "low", {"abstained": True})
+    fused = sorted((c.fused_score if c.fused_score is not None else c.score for c in candidates[:12]), reverse=True)
+    top = candidates[0]
+    first = top.fused_score if top.fused_score is not None else top.score
+    fifth = fused[min(4, len(fused) - 1)]
+    margin = (first - fifth) / first if first > 0 else 0.0
+    agree = (top.dense_rank or 99) <= 5 and (top.lexical_rank or 99) <= 5
+    retrieval = 0.5 * _clip(margin / MARGIN_FULL) + (0.5 if agree else 0.0)
+    span_coverage = coverage(" ".join(b.span for b in answer.bullets), keywords)
+    parts = [retrieval, span_coverage]
+    dense_signal = None
+    if top.dense_score is not None and dense_floor is not None:
+        dense_signal = _clip((top.dense_score - dense_floor) / DENSE_SPAN)
+        parts.append(dense_signal)
+    rerank = None
+    if rerank_status == "ok" and top.rerank_score is not None:
+        rerank = _clip(top.rerank_score / 10.0)
+        parts.append(rerank)
+    overall = sum(parts) / len(parts)
+    level = "high" if overall >= HIGH else "low" if overall < LOW else "medium"
+    inputs = {
+        "fused_margin": round(margin, 3),
+        "legs_agree": agree,
+        "span_coverage": round(span_coverage, 3),
+        "dense_top": None if top.dense_score is None else round(top.dense_score, 4),
+        "dense_signal": None if dense_signal is None else round(dense_signal, 3),
+        "rerank_top": top.rerank_score,
+    }
+    return Confidence(retrieval, rerank, overall, level, inputs)
