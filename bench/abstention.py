@@ -8,7 +8,7 @@
 `features` runs every question through the full query path with the product's abstention switched off (floor
 and confidence cut-off at zero), so every question yields quotes and every signal can be read, and writes one
 JSON line per question: its set, whether it is answerable, whether the first quote is from a gold article, and
-the signals `regrag.query.abstention` computes (with the floor's inputs). `curve` replays the product's two
+the signals `regrag.query.judge` computes (with the floor's inputs). `curve` replays the product's two
 abstentions (the relevance floor, then the rule) on those lines at a range of cut-offs and prints, per cut-off,
 the share of unanswerable questions abstained, the false abstention on the answerable ones (per set) and the
 share of the remaining answers whose first quote answers. `grid` searches the floor's coverage, each reason's
@@ -32,8 +32,7 @@ from regrag.api import endpoints
 from regrag.api.routes import call
 from regrag.config import Settings
 from regrag.ops.evaluation import load_questions
-from regrag.query.abstention import AbstentionRule, Signals
-from regrag.query.compose import RelevanceFloor
+from regrag.query.judge import AbstentionRule, RelevanceFloor, Signals
 from regrag.wiring import build_services
 
 DEFAULT_SETS = (

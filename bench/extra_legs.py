@@ -43,7 +43,7 @@ import numpy as np
 
 import eval_sets
 from regrag.domain.models import Filters, Hit
-from regrag.query.keywords import question_keywords
+from regrag.query.question import question_keywords
 from regrag.query.retrieve import AidLeg, QueryAids, Retriever
 from regrag.text.segment import tokenize
 from regrag.text.terms import query_tokens

@@ -25,8 +25,6 @@ import numpy as np
 import eval_sets
 from regrag.api.filters import parse_filters
 from regrag.ops.evaluation import load_questions, score_ranking, unique_articles
-from regrag.query import compose
-from regrag.query.keywords import question_keywords
 
 TOP = 30
 FEATURES = (
@@ -55,7 +53,7 @@ def capture(data_dir: Path) -> list[dict]:
             if not q.get("answerable", True) or not q.get("relevant"):
                 continue
             found = services.retriever.retrieve(q["question"], parse_filters(q.get("filters") or {}), 60).candidates
-            coverage = compose.candidate_relevance(found, question_keywords(q["question"]))
+            coverage = [c.features.coverage for c in found]
             grades = {(r["doc_id"], r["article"]): int(r["grade"]) for r in q["relevant"]}
             found_coverage = list(zip(found, coverage, strict=True))
             rows.append({"set": path.stem, "relevant": q["relevant"], "grades": grades, "found": found_coverage})

@@ -14,14 +14,45 @@ from typing import Any
 import pytest
 
 from regrag.config import Settings
+from regrag.domain.models import Filters
+from regrag.domain.results import Answer, Candidate
 from regrag.entrypoints import handlers
+from regrag.query.answer import QueryOptions, compose
+from regrag.query.judge import RelevanceFloor
+from regrag.query.question import analyse
 from regrag.services import Services
 from regrag.wiring import build_services, reset_services
+from regrag.wiring.models import query_options_from
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "shared" / "sample_corpus"
 FIXTURES = ROOT / "tests" / "fixtures"
 FORMATS = FIXTURES / "formats"
+
+
+def read_path_options(top_n: int = 5, max_bullets: int = 4, floor: RelevanceFloor | None = None) -> QueryOptions:
+    """The product's read-path options (Settings' defaults), with the quoting limits and floor a test sets."""
+    options = query_options_from(Settings())
+    return replace(
+        options,
+        quote=replace(options.quote, top_n=top_n, max_bullets=max_bullets),
+        judge=replace(options.judge, top_n=top_n, floor=floor or options.judge.floor),
+    )
+
+
+def compose_answer(
+    question: str,
+    candidates: list[Candidate],
+    filters: Filters | None = None,
+    *,
+    source_text: Any,
+    top_n: int = 5,
+    max_bullets: int = 4,
+    floor: RelevanceFloor | None = None,
+) -> Answer:
+    """The `compose` function's answer for candidates named by id: the read path after retrieval, on its own."""
+    q = analyse(question, filters or Filters())
+    return compose(q, candidates, read_path_options(top_n, max_bullets, floor), source_text=source_text)
 
 
 def sample_manifest() -> dict[str, dict[str, Any]]:

@@ -15,7 +15,7 @@ def retrieve_relevant_chunks(
     Returns [{id, chunk_text, source_document_name, score, metadata}], best first; metadata carries doc_id,
     article, corpus, heading path, dates and the other document fields. Filters as in POST /query.
     """
-    from regrag.query.answer import retrieve_relevant_chunks as retrieve
+    from regrag.api.endpoints import retrieve_relevant_chunks as retrieve
     from regrag.wiring import get_services
 
     return retrieve(get_services().retriever, query_text, top_k, filters)

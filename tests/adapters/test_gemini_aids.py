@@ -16,7 +16,8 @@ from regrag.domain.models import Filters
 from regrag.entrypoints import handlers
 from regrag.ingest.embed import embedding_text
 from regrag.query.fusion import rrf_fuse
-from regrag.query.retrieve import Retriever, effective_filters
+from regrag.query.question import analyse
+from regrag.query.retrieve import Retriever
 from regrag.text.terms import query_tokens
 from regrag.wiring import build_services
 
@@ -64,9 +65,10 @@ def fusion(retriever, question, top_k):
     """The fusion step alone (legs → RRF), where the aids enter; whatever reorders candidates after it (a local
     reranker) is not this feature's business."""
     timings: dict[str, float] = {}
-    tokens, qvec = retriever._encode(question, timings)
-    aids = retriever._prepare_aids(question, qvec, timings)
-    found = retriever._search(tokens, qvec, effective_filters(Filters()), top_k, timings, aids.legs)
+    q = analyse(question, Filters())
+    qvec = retriever._embed(q, timings)
+    aids = retriever._prepare_aids(q.text, qvec, timings)
+    found = retriever._search(q, qvec, q.filters, top_k, timings, aids.legs)
     return [(c.chunk.id, c.score) for c in found]
 
 

@@ -12,7 +12,7 @@ from werkzeug.test import Client
 
 from regrag.api.filters import ASSETS, DOC_CLASSES, LEVELS, PROVINCE_CODES
 from regrag.api.server import wsgi_app
-from regrag.query.compose import ASSET_NAMES
+from regrag.query.render import ASSET_NAMES
 from regrag.text.inference import PROVINCE_NAMES
 
 WEB = resources.files("regrag.web")

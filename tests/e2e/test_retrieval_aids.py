@@ -14,6 +14,7 @@ from regrag.config import ConfigError, Settings
 from regrag.domain.models import Filters
 from regrag.prompts import list_prompts, load_prompt
 from regrag.query.fusion import rrf_fuse
+from regrag.query.question import analyse
 from regrag.query.retrieve import effective_filters
 from regrag.text.terms import query_tokens
 from regrag.wiring import build_services
@@ -44,9 +45,10 @@ def fusion(retriever, question, top_k):
     """The fusion step alone (legs → RRF), where the aids enter; whatever reorders candidates after it (a local
     reranker) is not this feature's business."""
     timings: dict[str, float] = {}
-    tokens, qvec = retriever._encode(question, timings)
-    aids = retriever._prepare_aids(question, qvec, timings)
-    return retriever._search(tokens, qvec, effective_filters(Filters()), top_k, timings, aids.legs), aids, timings
+    q = analyse(question, Filters())
+    qvec = retriever._embed(q, timings)
+    aids = retriever._prepare_aids(q.text, qvec, timings)
+    return retriever._search(q, qvec, q.filters, top_k, timings, aids.legs), aids, timings
 
 
 @pytest.fixture

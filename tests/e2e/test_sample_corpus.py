@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from regrag.api import endpoints
+from regrag.api.endpoints import retrieve_relevant_chunks
 from regrag.api.routes import call
-from regrag.query.answer import retrieve_relevant_chunks
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ from functions_framework import create_app
 from fakes.gemini_fake import GeminiFake, Reply
 from fakes.rerank_model import prefer_last, prompt_candidates
 from regrag.api import endpoints
-from regrag.query.answer import retrieve_relevant_chunks
+from regrag.api.endpoints import retrieve_relevant_chunks
 from regrag.wiring import get_services
 
 from conftest import ROOT, ingest_sample

@@ -8,17 +8,13 @@ from regrag.domain.models import Filters
 from regrag.domain.results import Candidate
 from regrag.ingest.ingest import build_document
 from regrag.ports import Blob
-from regrag.query.abstention import (
-    STATED_FIGURE,
-    AbstentionRule,
-    Signals,
-    figure_in_asked_unit,
-    figure_values,
-    signals,
-)
-from regrag.query.compose import RelevanceFloor, candidate_relevance, compose_answer, question_keywords
+from regrag.query.judge import AbstentionRule, RelevanceFloor, Signals, best_coverage, signals
+from regrag.query.question import analyse
+from regrag.query.quote import QuoteConfig, quote
+from regrag.query.retrieve import measured
+from regrag.text.figures import STATED_FIGURE, figure_in_asked_unit, figure_values
 
-from conftest import SAMPLE
+from conftest import SAMPLE, compose_answer
 
 NOTICE = "供电企业因为计划检修要停电，至少要提前几天通知用户？"  # 第二十八条 answers it: 提前7天
 
@@ -36,7 +32,15 @@ def read(doc, question, article="第二十八条", province=None):
     cands = [Candidate(c, 1.0, dense_score=0.95, fused_score=0.09) for c in chunks]
     answer = compose_answer(question, cands, Filters(), source_text=lambda _: doc.text)
     assert not answer.abstained and answer.bullets
-    return signals(question, question_keywords(question), answer, cands, 0.6)
+    return signals_of(doc, question, cands)
+
+
+def signals_of(doc, question, cands, top_n=5, quoted_from=None):
+    """The judge's signals of the answer quoted from `quoted_from` (default: every candidate)."""
+    q = analyse(question, Filters())
+    ranked = measured(q, cands)
+    quotes = quote(q, measured(q, quoted_from or cands), lambda _: doc.text, QuoteConfig())
+    return signals(q, quotes, ranked, 0.6, top_n)
 
 
 def test_a_figure_asked_and_quoted_is_not_penalised(doc):
@@ -88,10 +92,8 @@ def test_the_place_check_reads_the_candidates_compose_quoted_from(doc):
     chunks = [c for c in doc.chunks if c.article == "第二十八条"]
     local = replace(chunks[0], meta=replace(chunks[0].meta, province="xz"))
     cands = [Candidate(c, 1.0, dense_score=0.95, fused_score=0.09) for c in [chunks[0], chunks[0], local]]
-    answer = compose_answer(question, cands[:1], Filters(), source_text=lambda _: doc.text)
-    keywords = question_keywords(question)
-    assert not signals(question, keywords, answer, cands, 0.6, top_n=3).place_uncovered
-    assert signals(question, keywords, answer, cands, 0.6, top_n=2).place_uncovered
+    assert not signals_of(doc, question, cands, top_n=3, quoted_from=cands[:1]).place_uncovered
+    assert signals_of(doc, question, cands, top_n=2, quoted_from=cands[:1]).place_uncovered
 
 
 def test_each_reason_costs_its_own_penalty_and_zero_turns_the_rule_off():
@@ -120,8 +122,8 @@ def test_the_signals_carry_what_the_floor_read_so_both_abstentions_replay_offlin
     """bench/abstention.py replays the floor from the recorded signals: they must be the floor's own inputs."""
     seen = read(doc, NOTICE)
     chunks = [c for c in doc.chunks if c.article == "第二十八条"]
-    keywords = question_keywords(NOTICE)
-    assert seen.best_coverage == pytest.approx(max(candidate_relevance([Candidate(c, 1.0) for c in chunks], keywords)))
+    q = analyse(NOTICE, Filters())
+    assert seen.best_coverage == pytest.approx(best_coverage(measured(q, [Candidate(c, 1.0) for c in chunks])))
     assert seen.best_dense == pytest.approx(0.95)
     assert not RelevanceFloor().weak(seen.best_coverage, seen.best_dense)  # compose quoted: the replay agrees
     assert Signals.from_dict(seen.to_dict()).best_coverage == pytest.approx(seen.best_coverage, abs=1e-4)

@@ -6,16 +6,12 @@ from regrag.domain.models import Filters
 from regrag.domain.results import Candidate
 from regrag.ingest.ingest import build_document
 from regrag.ports import Blob
-from regrag.query.compose import (
-    ABSTAIN_TITLE,
-    chinese_ratio,
-    compose_answer,
-    heading_for,
-    question_keywords,
-    select_spans,
-)
+from regrag.query.judge import RelevanceFloor
+from regrag.query.question import question_keywords
+from regrag.query.quote import chinese_ratio, select_spans
+from regrag.query.render import ABSTAIN_TITLE, heading_for
 
-from conftest import SAMPLE
+from conftest import SAMPLE, compose_answer
 
 
 @pytest.fixture(scope="module")
@@ -115,8 +111,6 @@ def test_chinese_ratio():
 
 
 def test_relevance_floor_needs_both_signals_weak_to_abstain():
-    from regrag.query.compose import RelevanceFloor
-
     floor = RelevanceFloor(coverage=0.45, dense=0.89, coverage_alone=0.25)
     assert floor.weak(0.30, 0.85)  # little keyword overlap and a distant best vector: abstain
     assert not floor.weak(0.30, 0.93)  # a close vector keeps it (lay wording, statute words differ)

@@ -6,10 +6,11 @@ from regrag.domain.models import Filters
 from regrag.domain.results import Candidate
 from regrag.ingest.ingest import build_document
 from regrag.ports import Blob
-from regrag.query.compose import compose_answer, question_keywords, with_caution
 from regrag.query.confidence import CAUTION, assess
+from regrag.query.question import coverage, question_keywords
+from regrag.query.render import with_caution
 
-from conftest import SAMPLE
+from conftest import SAMPLE, compose_answer
 
 QUESTION = "供电企业因为计划检修要停电，至少要提前几天通知用户？"
 
@@ -43,9 +44,14 @@ def answer_for(doc, candidates):
     return compose_answer(QUESTION, candidates, Filters(), source_text=lambda _: doc.text)
 
 
+def span_coverage(answer, keywords):
+    return coverage(" ".join(b.span for b in answer.bullets), keywords)
+
+
 def test_clear_winner_with_close_vector_and_covered_terms_is_high(doc):
     cands = ranked(doc)
-    conf = assess(cands, answer_for(doc, cands), question_keywords(QUESTION), rerank_status="skipped", dense_floor=0.89)
+    answer = answer_for(doc, cands)
+    conf = assess(cands, span_coverage(answer, question_keywords(QUESTION)), rerank_status="skipped", dense_floor=0.89)
     assert conf.level == "high" and conf.rerank is None
     assert conf.inputs["legs_agree"] and conf.inputs["fused_margin"] > 0.3
 
@@ -53,13 +59,8 @@ def test_clear_winner_with_close_vector_and_covered_terms_is_high(doc):
 def test_flat_list_far_vector_and_disagreeing_legs_is_low(doc):
     cands = ranked(doc, first_dense=0.86, margin=False, agree=False)
     answer = answer_for(doc, cands)
-    conf = assess(
-        cands,
-        answer,
-        [*question_keywords(QUESTION), *question_keywords("核电站 放射性 废物 处置")],
-        rerank_status="skipped",
-        dense_floor=0.89,
-    )
+    keywords = [*question_keywords(QUESTION), *question_keywords("核电站 放射性 废物 处置")]
+    conf = assess(cands, span_coverage(answer, keywords), rerank_status="skipped", dense_floor=0.89)
     assert conf.level == "low"
     cautious = with_caution(answer)
     assert cautious.answer_zh.split("\n")[1] == f"- {CAUTION}" and cautious.bullets == answer.bullets
@@ -68,21 +69,15 @@ def test_flat_list_far_vector_and_disagreeing_legs_is_low(doc):
 def test_rerank_score_counts_when_gemini_ran(doc):
     cands = ranked(doc)
     cands[0] = replace(cands[0], rerank_score=2.0)
-    conf = assess(cands, answer_for(doc, cands), question_keywords(QUESTION), rerank_status="ok", dense_floor=0.89)
-    assert (
-        conf.rerank == pytest.approx(0.2)
-        and conf.overall
-        < assess(
-            ranked(doc),
-            answer_for(doc, ranked(doc)),
-            question_keywords(QUESTION),
-            rerank_status="skipped",
-            dense_floor=0.89,
-        ).overall
+    keywords = question_keywords(QUESTION)
+    conf = assess(cands, span_coverage(answer_for(doc, cands), keywords), rerank_status="ok", dense_floor=0.89)
+    plain = assess(
+        ranked(doc), span_coverage(answer_for(doc, ranked(doc)), keywords), rerank_status="skipped", dense_floor=0.89
     )
+    assert conf.rerank == pytest.approx(0.2) and conf.overall < plain.overall
 
 
 def test_abstention_is_low(doc):
     answer = compose_answer("量子计算机的专利保护期", ranked(doc), Filters(), source_text=lambda _: doc.text)
     assert answer.abstained
-    assert assess(ranked(doc), answer, [], rerank_status="skipped", dense_floor=0.89).level == "low"
+    assert assess([], 0.0, rerank_status="skipped", dense_floor=0.89).level == "low"

@@ -3,10 +3,10 @@ from dataclasses import replace
 
 from contract.contracts import make_chunk, make_meta
 from regrag.domain.models import Filters, Hit
-from regrag.domain.results import Candidate
-from regrag.query.fusion import rrf_fuse
-from regrag.query.orderings import by_applicability, question_scope, scope_first
-from regrag.query.retrieve import effective_filters
+from regrag.domain.results import Candidate, Features
+from regrag.query.fusion import positions, rrf, rrf_fuse
+from regrag.query.question import analyse, in_force_by_default
+from regrag.query.score import ScoringConfig, score
 
 
 def hits(*ids):
@@ -37,48 +37,69 @@ def test_ties_are_deterministic():
 
 def test_as_of_defaults_to_today_unless_superseded_versions_are_asked_for():
     today = dt.date(2026, 1, 2)
-    assert effective_filters(Filters(), today).as_of == "2026-01-02"
-    assert effective_filters(Filters(as_of="2015-01-01"), today).as_of == "2015-01-01"
-    assert effective_filters(Filters(include_superseded=True), today).as_of is None
+    assert in_force_by_default(Filters(), today).as_of == "2026-01-02"
+    assert in_force_by_default(Filters(as_of="2015-01-01"), today).as_of == "2015-01-01"
+    assert in_force_by_default(Filters(include_superseded=True), today).as_of is None
 
 
-def candidate(cid, province, score):
+def test_one_fusion_helper_adds_weighted_reciprocal_ranks_in_the_order_given():
+    fused = rrf([(1.0, {"a": 1, "b": 2}), (0.5, {"b": 1})], k=20)
+    assert fused == {"a": 1 / 21, "b": 1 / 22 + 0.5 / 21}
+    assert positions(["x", "y", "x"]) == {"x": 1, "y": 2}  # the first occurrence counts
+
+
+def candidate(cid, province, coverage=0.0):
     meta = make_meta(f"doc-{cid}", title=f"条例{cid}", province=province)
-    return Candidate(replace(make_chunk(meta, 1), id=cid), score=score, fused_score=score)
+    return Candidate(replace(make_chunk(meta, 1), id=cid), score=0.0, features=Features(coverage=coverage))
+
+
+def config(**overrides):
+    values = {"rrf_k": 20, "coverage_weight": 0.0, "form_weight": 0.0, "place_scope": True, "national_preference": 0.8}
+    return ScoringConfig(**{**values, **overrides})
+
+
+def ordered(question, pool, filters=None, weights=None, **cfg):
+    scored = score(analyse(question, filters or Filters()), pool, config(**cfg), weights)
+    return [c.chunk.id for c in scored.candidates], scored
 
 
 def test_rules_of_other_provinces_rank_after_those_that_apply_where_the_question_is():
-    ranked = [candidate("a", "sd", 0.9), candidate("b", "national", 0.8), candidate("c", "gd", 0.7),
-              candidate("d", "js", 0.6), candidate("e", "sh", 0.5), candidate("f", "national", 0.4)]  # fmt: skip
-    scope = question_scope("在江苏建分布式光伏要办什么手续？", Filters())
-    assert scope.provinces == ("js",)
-    out = scope_first(ranked, scope)
-    assert [c.chunk.id for c in out] == ["b", "d", "f", "a", "c", "e"]  # nothing dropped, each group in order
-    scores = [c.score for c in out]
-    assert scores == sorted(scores, reverse=True)  # still a ranking score
-    assert [c.fused_score for c in out] == [0.8, 0.6, 0.4, 0.9, 0.7, 0.5]  # the evidence is kept
+    pool = [candidate("a", "sd"), candidate("b", "national"), candidate("c", "gd"),
+            candidate("d", "js"), candidate("e", "sh"), candidate("f", "national")]  # fmt: skip
+    ids, scored = ordered("在江苏建分布式光伏要办什么手续？", pool)
+    assert scored.scope.provinces == ("js",)
+    assert ids == ["b", "d", "f", "a", "c", "e"]  # nothing dropped, each group in retrieval order
+    assert [c.features.applies for c in scored.candidates] == [True, True, True, False, False, False]
+    assert [c.features.retrieval_rank for c in scored.candidates] == [2, 4, 6, 1, 3, 5]  # the evidence is kept
 
 
 def test_no_place_or_a_province_filter_leaves_the_order_alone():
-    ranked = [candidate("a", "sd", 0.9), candidate("b", "national", 0.8)]
-    assert scope_first(ranked, question_scope("分布式光伏并网条件", Filters())) == ranked
-    assert not question_scope("在江苏建光伏", Filters(province=("sd",)))  # the filter decides
-    assert not question_scope("在江苏建光伏", Filters(), enabled=False)
+    pool = [candidate("a", "sd"), candidate("b", "national")]
+    assert ordered("在江苏建光伏", pool, Filters(province=("sd",)))[0] == ["a", "b"]  # the filter decides
+    assert not ordered("在江苏建光伏", pool, Filters(province=("sd",)))[1].scope
+    assert ordered("在江苏建光伏", pool, place_scope=False, national_preference=1.0)[0] == ["a", "b"]
 
 
 def test_without_a_place_national_rules_lead_where_scores_are_close():
-    ranked = [candidate("a", "sh", 0.100), candidate("b", "national", 0.090), candidate("c", "gd", 0.060)]
-    cfg = {"national_preference": 0.8}
-    out, scope = by_applicability(ranked, "供电企业计划检修停电要提前几天通知？", Filters(), **cfg)
-    assert not scope
-    assert [c.chunk.id for c in out] == ["b", "a", "c"]  # 0.09 > 0.1 × 0.8 > 0.06 × 0.8
-    assert [round(c.score, 3) for c in out] == [0.09, 0.08, 0.048]
+    pool = [candidate("a", "sh"), candidate("b", "national"), candidate("c", "gd")]
+    ids, scored = ordered("供电企业计划检修停电要提前几天通知？", pool)
+    assert not scored.scope
+    assert ids == ["b", "a", "c"]  # 1/22 > 1/21 × 0.8 > 1/23 × 0.8
+    assert [round(c.score, 4) for c in scored.candidates] == [round(1 / 22, 4), round(0.8 / 21, 4), round(0.8 / 23, 4)]
+    assert [c.features.place_factor for c in scored.candidates] == [1.0, 0.8, 0.8]
     # a clear local winner keeps its place; 1.0 turns the preference off; a province filter decides alone
-    strong = [candidate("a", "sh", 0.2), candidate("b", "national", 0.09)]
-    assert [c.chunk.id for c in by_applicability(strong, "停电通知", Filters(), **cfg)[0]] == ["a", "b"]
-    assert by_applicability(ranked, "停电通知", Filters(), national_preference=1.0)[0] == ranked
-    assert by_applicability(ranked, "停电通知", Filters(province=("sh", "national")), **cfg)[0] == ranked
-    assert by_applicability(ranked, "停电通知", Filters(), **cfg, corpus_weights={"shanghai": 3.0})[0] == ranked
+    assert ordered("停电通知", pool[:2], rrf_k=1)[0] == ["a", "b"]  # 1/2 × 0.8 > 1/3
+    assert ordered("停电通知", pool, national_preference=1.0)[0] == ["a", "b", "c"]
+    assert ordered("停电通知", pool, Filters(province=("sh", "national")))[0] == ["a", "b", "c"]
+    assert ordered("停电通知", pool, weights={"shanghai": 3.0})[0] == ["a", "b", "c"]
     # a named place takes precedence over the preference
-    out, scope = by_applicability(ranked, "广东的停电通知", Filters(), **cfg)
-    assert scope.provinces == ("gd",) and [c.chunk.id for c in out] == ["b", "c", "a"]
+    ids, scored = ordered("广东的停电通知", pool)
+    assert scored.scope.provinces == ("gd",) and ids == ["b", "c", "a"]
+
+
+def test_coverage_is_one_more_ranking_fused_with_the_retrieval_order():
+    pool = [candidate("a", "national", 0.2), candidate("b", "national", 0.9), candidate("c", "national", 0.5)]
+    ids, scored = ordered("停电通知", pool, coverage_weight=1.0)
+    # a: 1/21 + 1/23, b: 1/22 + 1/21, c: 1/23 + 1/22
+    assert ids == ["b", "a", "c"]
+    assert {c.chunk.id: c.features.coverage_rank for c in scored.candidates} == {"b": 1, "c": 2, "a": 3}

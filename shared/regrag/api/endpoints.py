@@ -11,14 +11,18 @@ from typing import Any
 
 from regrag import logs
 from regrag.api import requests
-from regrag.domain.errors import NotFound
+from regrag.api.filters import parse_filters
+from regrag.domain.errors import InvalidInput, NotFound
+from regrag.domain.models import Filters
 from regrag.entrypoints import handlers
 from regrag.ingest import reconcile as reconcile_stage
 from regrag.ops import admin as admin_stage
 from regrag.ops import feedback as feedback_stage
 from regrag.query import answer as query_stage
-from regrag.query import compose as compose_stage
+from regrag.query.lookups import StoreLookups
+from regrag.query.question import analyse
 from regrag.query.rerank import RetrievalOrderReranker, rerank_candidates
+from regrag.query.retrieve import Retriever
 from regrag.services import Services
 from regrag.views import documents
 
@@ -82,16 +86,13 @@ def compose(services: Services, body: Any) -> dict[str, Any]:
     """POST /compose: verbatim quotes of the named candidates, or an explicit "no matching provision"."""
     request = requests.parse_candidates_request(body)
     candidates = documents.stored_candidates(services.store, request.candidates)
-    opts = services.query_options
-    lookups = query_stage.StoreLookups(services.store)
-    answer = compose_stage.compose_answer(
-        request.question,
+    q = analyse(request.question, request.filters, services.store.list_documents)
+    lookups = StoreLookups(services.store)
+    answer = query_stage.compose(
+        q,
         candidates,
-        request.filters,
+        services.query_options,
         source_text=lookups.text,
-        top_n=opts.compose_top_n,
-        max_bullets=opts.max_bullets,
-        floor=opts.floor,
         document_meta=lookups.meta,
         counterpart=lookups.counterpart,
     )
@@ -212,3 +213,31 @@ def admin_eval(services: Services, body: Any) -> dict[str, Any]:
 def admin_audit(services: Services) -> dict[str, Any]:
     """GET /admin/audit (after require_admin): every document whose dates the text corrected or contradicted."""
     return {"documents": documents.date_audit(services.store)}
+
+
+def retrieve_relevant_chunks(
+    retriever: Retriever, query_text: str, top_k: int = 12, filters: Filters | dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Retrieval alone (the Python API): [{id, chunk_text, source_document_name, score, metadata}], best first."""
+    if not isinstance(query_text, str) or not query_text.strip():
+        raise InvalidInput("query_text must be a non-empty string")
+    parsed = filters if isinstance(filters, Filters) else parse_filters(filters)
+    result = retriever.retrieve(query_text.strip(), parsed, top_k)
+    out = []
+    for cand in result.candidates:
+        data = cand.to_dict()
+        out.append(
+            {
+                "id": data["id"],
+                "chunk_text": data["text"],
+                "source_document_name": cand.chunk.meta.title,
+                "score": data["score"],
+                "metadata": {
+                    "doc_id": data["doc_id"],
+                    "article": data["article"],
+                    "corpus": data["corpus"],
+                    **data["metadata"],
+                },
+            }
+        )
+    return out

@@ -13,26 +13,8 @@ from typing import Any
 from regrag.api import schemas
 from regrag.api.filters import parse_filters
 from regrag.domain.models import Filters
+from regrag.domain.requests import CandidateRef, QueryRequest
 from regrag.ingest.reconcile import DEFAULT_MAX_REPUBLISH
-
-
-@dataclass(frozen=True)
-class QueryRequest:
-    question: str
-    filters: Filters
-    top_k: int | None = None
-    corpora: tuple[str, ...] | None = None  # None: every corpus
-    corpus_timeout_s: float | None = None
-    corpus_weights: dict[str, float] | None = None
-    context: str | None = None  # None | "article" | "section"
-
-
-@dataclass(frozen=True)
-class CandidateRef:
-    """A candidate named by id in a /rerank or /compose body; its text always comes from the store."""
-
-    id: str
-    score: float = 0.0
 
 
 @dataclass(frozen=True)

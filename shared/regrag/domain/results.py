@@ -3,15 +3,47 @@ spans with their citations."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from regrag.domain.models import DEFAULT_CORPUS, Chunk
 
 
 @dataclass(frozen=True)
+class Features:
+    """The ordering signals of one candidate, each computed once (query/retrieve.py, query/score.py) and read by
+    every later step, never recomputed: what the final `Candidate.score` is made of, and what judge reads.
+
+    Attributes:
+        coverage: the share of the question's key-term weight in the chunk's text and breadcrumb (0–1).
+        retrieval_rank, retrieval_score: the place and score after fusing the legs and merging the corpora.
+        coverage_rank: the place in the ordering by coverage (ties in retrieval order).
+        forms, form_rank: how many of the question's asked forms the text answers, and the place by that.
+        applies: the rule applies where the question is about (national, or a province it names); False ranks
+            it after every rule that does.
+        place_factor: the national preference applied to a local rule when the question names no place (1: none).
+    """
+
+    coverage: float = 0.0
+    retrieval_rank: int | None = None
+    retrieval_score: float | None = None
+    coverage_rank: int | None = None
+    forms: int = 0
+    form_rank: int | None = None
+    applies: bool = True
+    place_factor: float = 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["coverage"] = round(self.coverage, 4)
+        if self.retrieval_score is not None:
+            data["retrieval_score"] = round(self.retrieval_score, 6)
+        return data
+
+
+@dataclass(frozen=True)
 class Candidate:
-    """A retrieved chunk with its fused score and the evidence of each leg."""
+    """A retrieved chunk with its final score, the evidence of each leg and the ordering features."""
 
     chunk: Chunk
     score: float
@@ -23,6 +55,7 @@ class Candidate:
     rerank_reason: str | None = None
     corpora: tuple[str, ...] = ()  # every corpus that returned this document + article (after collapsing)
     fused_score: float | None = None  # the dense + lexical RRF score within its corpus (before the corpus merge)
+    features: Features = field(default_factory=Features)
 
     def to_dict(self) -> dict[str, Any]:
         """The API shape: {id, doc_id, article, title, score, text, corpus, corpora, metadata}."""
@@ -58,6 +91,7 @@ class Candidate:
                 "fused_score": None if self.fused_score is None else round(self.fused_score, 6),
                 "rerank_score": self.rerank_score,
                 "rerank_reason": self.rerank_reason,
+                "features": self.features.to_dict(),
             },
         }
 

@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from regrag.domain.results import Answer, Candidate
-from regrag.query.keywords import Keyword, coverage
+from regrag.domain.results import Candidate
 
 HIGH = 0.65
 LOW = 0.5
@@ -34,6 +33,11 @@ class Confidence:
     level: str
     inputs: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def abstained(cls) -> Confidence:
+        """An abstention's confidence: low by definition."""
+        return cls(0.0, None, 0.0, "low", {"abstained": True})
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         for key in ("retrieval", "rerank", "overall"):
@@ -48,15 +52,15 @@ def _clip(value: float) -> float:
 
 def assess(
     candidates: Sequence[Candidate],
-    answer: Answer,
-    keywords: Sequence[Keyword],
+    span_coverage: float,
     *,
     rerank_status: str,
     dense_floor: float | None,
 ) -> Confidence:
-    """The confidence of one answer; an abstention is low by definition."""
-    if answer.abstained or not candidates:
-        return Confidence(0.0, None, 0.0, "low", {"abstained": True})
+    """The confidence of one answer with quotes; `span_coverage`: the question's key-term coverage of the quoted
+    spans."""
+    if not candidates:
+        return Confidence.abstained()
     fused = sorted((c.fused_score if c.fused_score is not None else c.score for c in candidates[:12]), reverse=True)
     top = candidates[0]
     first = top.fused_score if top.fused_score is not None else top.score
@@ -64,7 +68,6 @@ def assess(
     margin = (first - fifth) / first if first > 0 else 0.0
     agree = (top.dense_rank or 99) <= 5 and (top.lexical_rank or 99) <= 5
     retrieval = 0.5 * _clip(margin / MARGIN_FULL) + (0.5 if agree else 0.0)
-    span_coverage = coverage(" ".join(b.span for b in answer.bullets), keywords)
     parts = [retrieval, span_coverage]
     dense_signal = None
     if top.dense_score is not None and dense_floor is not None:

@@ -5,16 +5,14 @@ A lay question rarely shares its nouns with the statute (偷电 / 窃电, 老板
 the question says which kind of article answers it: 怎么处罚 / 判几年 asks for a penalty provision (罚款, 有期徒刑,
 吊销 …), 需要什么手续 for a procedure (申请, 审批, 备案 …), 什么是 for a definition (本法所称……是指), 赔多少 for
 liability, 多久 / 几天 for a time limit. Each form is matched to the article's own wording (and the 法律责任 chapter
-in its heading path), and candidates of the asked kind move up as a third ranking fused by RRF with the
-retrieval order, like the key-term coverage ranking: a preference, never a filter, and no score is compared.
+in its heading path), and candidates of the asked kind move up as one more ranking fused by RRF (query/score.py),
+like the key-term coverage ranking: a preference, never a filter, and no score is compared.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
-
-from regrag.domain.results import Candidate
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -59,20 +57,3 @@ FORMS = (
 
 def asked_forms(question: str) -> tuple[Form, ...]:
     return tuple(f for f in FORMS if f.asked.search(question))
-
-
-def form_rerank(candidates: list[Candidate], question: str, k: int, weight: float) -> list[Candidate]:
-    """Fuse the retrieval order with a ranking by how many of the asked forms each candidate's text answers
-    (RRF, `weight` on the second ranking; 0 turns it off; a question of no known form is left as it is)."""
-    forms = asked_forms(question)
-    if weight <= 0 or not forms or len(candidates) < 2:
-        return candidates
-    matched = [sum(1 for f in forms if f.answered.search(c.chunk.text + c.chunk.breadcrumb)) for c in candidates]
-    if len(set(matched)) < 2:  # every candidate alike: nothing to prefer
-        return candidates
-    by_form = sorted(range(len(candidates)), key=lambda i: (-matched[i], i))
-    fused = [1.0 / (k + i + 1) for i in range(len(candidates))]
-    for rank, i in enumerate(by_form, 1):
-        fused[i] += weight / (k + rank)
-    order = sorted(range(len(candidates)), key=lambda i: (-fused[i], i))
-    return [replace(candidates[i], score=fused[i]) for i in order]

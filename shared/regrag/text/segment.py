@@ -76,11 +76,12 @@ def cjk_characters(text: str) -> list[str]:
     return CJK_CHAR_RE.findall(text)
 
 
-def index_terms(text: str) -> list[str]:
-    """The lexical terms of a text: jieba search-mode words plus single characters.
+def index_terms(text: str, words: list[str] | None = None) -> list[str]:
+    """The lexical terms of a text: jieba search-mode words plus single characters (`words`: the text's
+    `tokenize` already computed, so a caller that needs both tokenises once).
 
     Words carry meaning (分布式光伏); single characters still match when the question's wording differs from
     the statute's (光伏板 vs 光伏发电系统, 偷电 vs 窃电 share nothing, but 掺杂/掺入 share 掺). On the dev set
     characters alone beat words alone, and the two together beat either.
     """
-    return tokenize(text) + cjk_characters(text)
+    return (tokenize(text) if words is None else list(words)) + cjk_characters(text)

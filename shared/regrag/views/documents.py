@@ -7,9 +7,9 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from regrag.api.requests import CandidateRef
 from regrag.domain.errors import NotFound
 from regrag.domain.models import Chunk, DocumentMeta
+from regrag.domain.requests import CandidateRef
 from regrag.domain.results import Candidate
 from regrag.ports import ChunkStore
 from regrag.text.legal import find_cross_references

@@ -24,12 +24,12 @@ from regrag.ports import (
     Reranker,
     VectorIndex,
 )
-from regrag.query.abstention import AbstentionRule
 from regrag.query.aids.hyde import Hyde
 from regrag.query.aids.questions import QuestionsIndexer
 from regrag.query.answer import QueryOptions
-from regrag.query.compose import RelevanceFloor
 from regrag.query.embedding_cache import QueryEmbeddingCache
+from regrag.query.judge import AbstentionRule, JudgeConfig, RelevanceFloor
+from regrag.query.quote import QuoteConfig
 from regrag.query.rerank import LlmReranker, RetrievalOrderReranker
 from regrag.query.retrieve import RetrievalConfig, Retriever
 from regrag.services import CacheStats
@@ -99,38 +99,46 @@ def build_ocr(settings: Settings) -> OcrEngine | None:
 
 
 def bm25_params_from(settings: Settings) -> Bm25Params:
-    return Bm25Params(settings.bm25_k1, settings.bm25_b, settings.title_weight, settings.bm25_avgdl)
+    return Bm25Params(
+        k1=settings.bm25_k1, b=settings.bm25_b, title_weight=settings.title_weight, avgdl=settings.bm25_avgdl
+    )
 
 
 def query_options_from(settings: Settings) -> QueryOptions:
     return QueryOptions(
         rerank_enabled=settings.rerank,
         rerank_top_n=settings.rerank_top_n,
-        compose_top_n=settings.compose_top_n,
-        max_bullets=settings.max_bullets,
-        floor=RelevanceFloor(
-            settings.relevance_floor, settings.dense_floor, settings.relevance_floor_alone, settings.quote_floor
+        quote=QuoteConfig(
+            top_n=settings.compose_top_n, max_bullets=settings.max_bullets, quote_floor=settings.quote_floor
         ),
-        abstention=AbstentionRule(settings.abstain_below),
+        judge=JudgeConfig(
+            floor=RelevanceFloor(
+                coverage=settings.relevance_floor,
+                dense=settings.dense_floor,
+                coverage_alone=settings.relevance_floor_alone,
+            ),
+            rule=AbstentionRule(below=settings.abstain_below),
+            top_n=settings.compose_top_n,
+        ),
         corpus_timeout_s=settings.corpus_timeout_s,
     )
 
 
 def retrieval_config_from(settings: Settings) -> RetrievalConfig:
     return RetrievalConfig(
-        settings.top_k,
-        settings.dense_k,
-        settings.lexical_k,
-        settings.rrf_k,
-        settings.dense_weight,
-        settings.lexical_weight,
-        settings.hyde_weight,
-        settings.questions_weight,
-        settings.coverage_weight,
-        settings.place_scope,
-        settings.national_preference,
-        settings.form_weight,
+        top_k=settings.top_k,
+        dense_k=settings.dense_k,
+        lexical_k=settings.lexical_k,
+        rrf_k=settings.rrf_k,
+        dense_weight=settings.dense_weight,
+        lexical_weight=settings.lexical_weight,
+        hyde_weight=settings.hyde_weight,
+        questions_weight=settings.questions_weight,
         hyde_lexical_weight=settings.hyde_lexical_weight,
+        coverage_weight=settings.coverage_weight,
+        form_weight=settings.form_weight,
+        place_scope=settings.place_scope,
+        national_preference=settings.national_preference,
     )
 
 

@@ -1,0 +1,220 @@
+"""judge: how far to trust the quotes, and whether to show them at all: "no matching provision" beats a quote
+that does not answer, for lawyers and permit engineers.
+
+It reads what earlier steps stored (the question's analysis, the candidates' features, the quotes) and computes
+nothing from the question's words again. Three rules, first to last:
+1. the relevance floor: nothing retrieved is near the question (the best key-term coverage of the candidates
+   quoted from and the best dense similarity are both weak) → no quotes;
+2. nothing quotable: every span was dropped (not verbatim) or is mostly not Chinese → no quotes;
+3. the answer's own confidence (confidence.py), less a penalty for each specific thing the question asks that
+   no quote contains:
+   - a figure (多少 / 几天 / 比例 / 上限 …) and no quoted span states a number with a unit, or, when the question
+     names the unit (多少元 / 几个月 / 多少分贝), none states one in that unit;
+   - its most specific terms (the heaviest keywords) and no quoted span contains any of them;
+   - a place the corpus does not cover (no candidate document of that province, no quote naming it);
+   - figures the question states (是否每五年更换 / 按两倍收购) of which no quoted span states any: the rule the
+     question presumes is not the one quoted, which is how a question about a rule that does not exist looks.
+   Each penalty is a reason shown with the abstention; when the answer is given all the same, the reasons that
+   weigh are shown as cautions. The cut-offs are calibrated on the dev, lay dev and unanswerable question sets
+   (bench/abstention.py prints the curve; bench/README.md has the table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from regrag.domain.results import Candidate
+from regrag.query.confidence import Confidence, assess
+from regrag.query.question import Question
+from regrag.query.quote import Quotes
+from regrag.text.figures import figure_in_units, figure_values, states_figure
+
+BY_FLOOR = "floor"
+BY_NO_QUOTES = "no_quotes"
+BY_CONFIDENCE = "confidence"
+
+
+@dataclass(frozen=True)
+class RelevanceFloor:
+    """When to say "no matching provision" instead of quoting the best of a bad lot.
+
+    Abstain when the best of the top candidates is weak on both signals: keyword coverage below `coverage`
+    and dense similarity below `dense`. When no dense score is known (a /compose call with bare ids), coverage
+    below `coverage_alone` decides. Calibrated with the abstention rule on the dev, lay dev and unanswerable
+    sets for the local e5 model (bench/abstention.py, bench/README.md); a different embedding model has another
+    cosine scale, so `dense` must be set for it (REGRAG_DENSE_FLOOR).
+    """
+
+    coverage: float = 0.55
+    dense: float | None = 0.89
+    coverage_alone: float = 0.25
+
+    def weak(self, best_coverage: float, best_dense: float | None) -> bool:
+        if best_dense is None or self.dense is None:
+            return best_coverage < self.coverage_alone
+        return best_coverage < self.coverage and best_dense < self.dense
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What the abstention rule reads; stored in the response's `confidence.inputs.signals` for whoever audits
+    it (and replayed offline by bench/abstention.py)."""
+
+    overall: float
+    asks_figure: bool
+    # a quoted span states a figure, in the unit the question asks for when it names one (多少元 → 元)
+    figure_quoted: bool
+    anchor_quoted: bool
+    place_uncovered: bool
+    # what the relevance floor read: the best key-term coverage of the candidates quoted from and the best dense
+    # similarity; recorded so that the floor and this rule can be replayed together offline
+    best_coverage: float = 1.0
+    best_dense: float | None = None
+    # the question states figures (每五年更换 / 按两倍收购) and no quote states any of them: what the question
+    # presumes is not what the quotes say, the mark of a rule that does not exist
+    stated_unquoted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["overall"] = round(self.overall, 4)
+        data["best_coverage"] = round(self.best_coverage, 4)
+        data["best_dense"] = None if self.best_dense is None else round(self.best_dense, 4)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Signals:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+@dataclass(frozen=True)
+class AbstentionRule:
+    """Abstain when the answer misses something specific the question asks (at least one reason) and `overall`
+    less the reasons' penalties is below `below` (0 turns the rule off).
+
+    A reason is required: low confidence alone is common for lay questions that are answered rightly (their
+    words are not the statute's), and withholding those costs more than the caution line already shown.
+    The penalties say how much each reason tells (bench/abstention.py `grid`, on the dev, lay dev and
+    unanswerable sets): a figure asked and none quoted is rare among answered questions (2 of 185) and common
+    among unanswerable ones (9 of 34); a province with no document of its own is often settled by national texts
+    (3 dev questions); the specific object missing from the quotes is as common in answered lay questions (20 of
+    139) as in unanswerable ones, so it makes the rule apply but costs nothing; stated figures none of which is
+    quoted marked 5 of the 11 questions about rules that do not exist and none of the 187 answered ones (one dev
+    question states two figures, and the quotes state one of them). A figure counts as quoted only in the unit
+    the question names, when it names one: the 8 answered questions that name a unit all get it quoted."""
+
+    below: float
+    figure_penalty: float = 0.3
+    anchor_penalty: float = 0.0
+    place_penalty: float = 0.1
+    stated_penalty: float = 0.3
+
+    def _found(self, s: Signals) -> list[tuple[str, float]]:
+        found = []
+        if s.asks_figure and not s.figure_quoted:
+            found.append(("问题询问具体数值，但引文中没有相应数值", self.figure_penalty))
+        if not s.anchor_quoted:
+            found.append(("引文未涉及问题的具体对象", self.anchor_penalty))
+        if s.place_uncovered:
+            found.append(("库中没有问题所指地区的文件", self.place_penalty))
+        if s.stated_unquoted:
+            found.append(("问题所述的数值在引文中没有出现", self.stated_penalty))
+        return found
+
+    def score(self, s: Signals) -> float:
+        return s.overall - sum(penalty for _, penalty in self._found(s))
+
+    def reasons(self, s: Signals) -> list[str]:
+        return [reason for reason, _ in self._found(s)]
+
+    def cautions(self, s: Signals) -> list[str]:
+        """The reasons that weigh (a penalty above 0), for an answer that is given all the same: a lawyer asking
+        whether a rule says 十五天 should read that the quotes say another figure, not infer it."""
+        return [reason for reason, penalty in self._found(s) if penalty > 0]
+
+    def abstains(self, s: Signals) -> bool:
+        return self.below > 0 and bool(self._found(s)) and self.score(s) < self.below
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    floor: RelevanceFloor
+    rule: AbstentionRule
+    top_n: int  # the candidates quoted from (the floor and the place check read these)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What judge decided: whether to abstain (and by which rule), the confidence, the reasons of an abstention
+    and the cautions of an answer given all the same."""
+
+    confidence: Confidence
+    abstained_by: str | None = None  # floor | no_quotes | confidence; None: the quotes are shown
+    reasons: tuple[str, ...] = ()
+    cautions: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def abstained(self) -> bool:
+        return self.abstained_by is not None
+
+    @property
+    def low(self) -> bool:
+        return self.confidence.level == "low"
+
+
+def best_dense(candidates: Sequence[Candidate]) -> float | None:
+    """The highest dense similarity among the candidates (None when no dense score is known)."""
+    dense = [c.dense_score for c in candidates if c.dense_score is not None]
+    return max(dense) if dense else None
+
+
+def best_coverage(candidates: Sequence[Candidate]) -> float:
+    return max((c.features.coverage for c in candidates), default=0.0)
+
+
+def below_floor(ranked: Sequence[Candidate], config: JudgeConfig) -> bool:
+    """The relevance floor: nothing among the candidates quoted from is near the question."""
+    top = ranked[: config.top_n]
+    return not top or config.floor.weak(best_coverage(top), best_dense(ranked))
+
+
+def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: float, top_n: int) -> Signals:
+    """The signals of one answer with quotes; `top_n`: the candidates quoted from."""
+    spans = quotes.text
+    near = {c.chunk.meta.province for c in ranked[:top_n]}
+    named = q.places
+    place_uncovered = bool(named) and not (set(named.provinces) & near) and not any(n in spans for n in named.names)
+    anchors = q.anchors
+    return Signals(
+        overall=overall,
+        asks_figure=q.asks_figure,
+        figure_quoted=states_figure(spans) and figure_in_units(q.units, spans),
+        anchor_quoted=not anchors or any(k.term in spans for k in anchors),
+        place_uncovered=place_uncovered,
+        best_coverage=best_coverage(ranked[:top_n]),
+        best_dense=best_dense(ranked),
+        stated_unquoted=bool(q.stated_figures) and not q.stated_figures & figure_values(spans),
+    )
+
+
+def judge(q: Question, ranked: Sequence[Candidate], quotes: Quotes, rerank_status: str, config: JudgeConfig) -> Verdict:
+    """The verdict on one answer: the floor, then quotes at all, then confidence less the reasons' penalties."""
+    if below_floor(ranked, config):
+        return Verdict(Confidence.abstained(), BY_FLOOR)
+    if not quotes.bullets:
+        return Verdict(Confidence.abstained(), BY_NO_QUOTES)
+    confidence = assess(
+        ranked,
+        q.coverage(" ".join(b.span for b in quotes.bullets)),
+        rerank_status=rerank_status,
+        dense_floor=config.floor.dense,
+    )
+    seen = signals(q, quotes, ranked, confidence.overall, config.top_n)
+    reasons = config.rule.reasons(seen)
+    confidence = replace(confidence, inputs={**confidence.inputs, "signals": seen.to_dict(), "reasons": reasons})
+    if config.rule.abstains(seen):
+        # the quotes found do not answer: say so, with why; the candidates stay in the response as evidence
+        inputs = {**confidence.inputs, "abstained_by": BY_CONFIDENCE}
+        return Verdict(replace(confidence, level="low", inputs=inputs), BY_CONFIDENCE, tuple(reasons))
+    return Verdict(confidence, None, tuple(reasons), tuple(config.rule.cautions(seen)))

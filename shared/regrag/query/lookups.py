@@ -1,0 +1,55 @@
+"""Per-request memoised reads of the store that quoting and rendering make per citation: stored texts, metadata,
+and the article of another version that corresponds to a cited one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from regrag.domain.models import DocumentMeta
+from regrag.domain.results import Citation
+from regrag.ports import ChunkStore
+from regrag.views.version_diff import Article, articles_of, counterpart
+
+
+class StoreLookups:
+    """One request's reads of the store, each document read once."""
+
+    def __init__(self, store: ChunkStore) -> None:
+        self.store = store
+        self._docs: dict[str, tuple[DocumentMeta, str] | None] = {}
+        self._articles: dict[str, list[Article]] = {}
+
+    def _get(self, doc_id: str) -> tuple[DocumentMeta, str] | None:
+        if doc_id not in self._docs:
+            self._docs[doc_id] = self.store.get_document(doc_id)
+        return self._docs[doc_id]
+
+    def text(self, doc_id: str) -> str | None:
+        found = self._get(doc_id)
+        return found[1] if found else None
+
+    def meta(self, doc_id: str) -> DocumentMeta | None:
+        found = self._get(doc_id)
+        return found[0] if found else None
+
+    def articles(self, doc_id: str) -> list[Article]:
+        if doc_id not in self._articles:
+            self._articles[doc_id] = articles_of(self.store.document_chunks(doc_id))
+        return self._articles[doc_id]
+
+    def counterpart(self, citation: Citation, other: DocumentMeta) -> dict[str, Any] | None:
+        """The article of `other` (another version) that corresponds to the cited one, or None."""
+        cited = next((a for a in self.articles(citation.doc_id) if a.label == citation.article), None)
+        if cited is None:
+            return None
+        found = counterpart(cited.label, cited.text, self.articles(other.doc_id))
+        if found is None:
+            return {"doc_id": other.doc_id, "title": other.title, "article": None, "text": None, "similarity": 0.0}
+        article, score = found
+        return {
+            "doc_id": other.doc_id,
+            "title": other.title,
+            "article": article.label,
+            "text": article.text,
+            "similarity": round(score, 3),
+        }

@@ -1,0 +1,123 @@
+"""analyse: a question read once, into the `Question` every later step of the read path reads.
+
+Whatever the steps need from the question's words is taken here and nowhere else: its key terms (what coverage
+and span choice weigh), its lexical search terms, the places it names, the day it asks about, the kind of
+provision it asks for (question forms) and the figures it asks for or states. No later step tokenises it again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from regrag.domain.models import DocumentMeta, Filters
+from regrag.query.forms import Form, asked_forms
+from regrag.query.temporal import AsOf, resolve_as_of
+from regrag.text.figures import asked_units, asks_figure, stated_figure_values
+from regrag.text.places import PlaceScope, mentioned_provinces
+from regrag.text.segment import CJK_CHAR_RE, STOPWORDS, index_terms, load_terms, tokenize
+
+ANCHOR_TERMS = 2  # the heaviest keywords that make a question specific (what judge checks the quotes hold)
+
+
+@dataclass(frozen=True)
+class Keyword:
+    term: str
+    weight: float
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question as every step reads it.
+
+    Attributes:
+        text: the question as asked (stripped).
+        filters: the request's filters with the as-of day resolved (`as_of`): what the index is searched with.
+        as_of: the day the answer is about and why (a filter, a date the question names, or today).
+        keywords: content words and dictionary terms, weighted (longer and dictionary terms weigh more).
+        terms: the lexical search terms (jieba words + single characters: the index's own tokenisation).
+        places: the provinces and place names the question names (whatever the filters say).
+        forms: the kinds of provision its wording asks for (penalty, procedure, definition …).
+        asks_figure: it asks for a number (多少 / 几天 / 比例 …); `units`: the units it names for it (多少元 → 元).
+        stated_figures: the values of the figures it states itself (是否每五年更换 → {5}).
+    """
+
+    text: str
+    filters: Filters
+    as_of: AsOf
+    keywords: tuple[Keyword, ...] = ()
+    terms: tuple[str, ...] = ()
+    places: PlaceScope = field(default_factory=PlaceScope)
+    forms: tuple[Form, ...] = ()
+    asks_figure: bool = False
+    units: tuple[str, ...] = ()
+    stated_figures: frozenset[int] = frozenset()
+
+    def coverage(self, text: str) -> float:
+        """Share of the keyword weight found in `text` (0–1)."""
+        return coverage(text, self.keywords)
+
+    @property
+    def anchors(self) -> tuple[Keyword, ...]:
+        """The heaviest keywords: the question's most specific object."""
+        return tuple(sorted(self.keywords, key=lambda k: (-k.weight, -len(k.term)))[:ANCHOR_TERMS])
+
+
+def analyse(
+    text: str,
+    filters: Filters,
+    documents: Callable[[], Sequence[DocumentMeta]] | None = None,
+    today: dt.date | None = None,
+) -> Question:
+    """The question read once. `documents` is listed only when the question says 修订前 / 旧版 (temporal.py)."""
+    text = text.strip()
+    today = today or dt.date.today()
+    filters, as_of = resolve_as_of(text, filters, documents, today)
+    words = tokenize(text)  # the one tokenisation of the question
+    return Question(
+        text=text,
+        filters=in_force_by_default(filters, today),
+        as_of=as_of,
+        keywords=tuple(_keywords(text, words)),
+        terms=tuple(index_terms(text, words)),
+        places=mentioned_provinces(text),
+        forms=asked_forms(text),
+        asks_figure=asks_figure(text),
+        units=asked_units(text),
+        stated_figures=frozenset(stated_figure_values(text)),
+    )
+
+
+def in_force_by_default(filters: Filters, today: dt.date | None = None) -> Filters:
+    """Default `as_of` to today: only versions in force are retrieved unless the request says otherwise."""
+    if filters.as_of or filters.include_superseded:
+        return filters
+    return replace(filters, as_of=(today or dt.date.today()).isoformat())
+
+
+def _keywords(text: str, words: Sequence[str]) -> list[Keyword]:
+    """Content words of the question: jieba search-mode tokens (words and their sub-words, stopwords out)
+    plus the dictionary terms inside it. Longer words weigh more (环境影响评价 says more than 企业); sub-words
+    let a lay word still meet the statute's word (光伏板 → 光伏, 住宅楼 → 住宅). Single characters are dropped.
+    """
+    terms = {t for t, _ in load_terms() if t in text}
+    seen: dict[str, float] = {}
+    for w in [*words, *terms]:
+        if len(w) < 2 or w in STOPWORDS or (not CJK_CHAR_RE.search(w) and not w.isalnum()):
+            continue
+        seen[w] = max(seen.get(w, 0.0), min(len(w), 4) * (1.5 if w in terms else 1.0))
+    return [Keyword(t, w) for t, w in seen.items()]
+
+
+def question_keywords(text: str) -> list[Keyword]:
+    """The keywords of a text read as a question (for callers that hold no `Question`: bench scripts, tests)."""
+    return _keywords(text, tokenize(text))
+
+
+def coverage(text: str, keywords: Sequence[Keyword]) -> float:
+    """Share of the keyword weight found in `text` (0–1)."""
+    total = sum(k.weight for k in keywords)
+    if total == 0:
+        return 0.0
+    return sum(k.weight for k in keywords if k.term in text) / total

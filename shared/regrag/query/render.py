@@ -1,0 +1,165 @@
+"""render: the answer a user reads, from the quotes and the verdict: a heading, verbatim bullets with their
+〔《title》，生效：date〕 citations, one citation per document, version notes, and the notes of the verdict (cautions,
+a low-confidence line, the day the answer is about); or an explicit "no matching provision" with its reasons.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from regrag import logs
+from regrag.domain.models import DocumentMeta, Filters
+from regrag.domain.results import Answer, Citation
+from regrag.query import temporal
+from regrag.query.citations import annotate_versions
+from regrag.query.confidence import CAUTION
+from regrag.query.judge import BY_NO_QUOTES, Verdict
+from regrag.query.question import Question
+from regrag.query.quote import Quotes, chinese_ratio
+from regrag.text.inference import PROVINCE_NAMES
+from regrag.text.segment import load_terms
+
+log = logs.get("compose")
+
+FOREIGN_NOTE = "有{n}段相关内容主要不是中文（译文、公式或数据表），未作为引文，请在检索到的条文中查看原文。"
+ABSTAIN_TITLE = "未找到相关规定"
+ABSTAIN_TEXT = "语料库中没有与该问题直接对应的条款。请调整问题或筛选条件后重试，或咨询主管部门。"
+ASSET_NAMES = {
+    "solar": "光伏",
+    "wind": "风电",
+    "coal": "煤炭",
+    "hydro": "水电",
+    "nuclear": "核电",
+    "grid": "电网",
+    "general": "综合",
+}
+
+DocumentMetaLookup = Callable[[str], DocumentMeta | None]
+CounterpartLookup = Callable[[Citation, DocumentMeta], dict[str, Any] | None]
+
+
+def heading_for(question: str, filters: Filters) -> str:
+    """'并网要点（广东 / 光伏）': the question's main regulatory term, then the province and asset filters."""
+    terms = sorted((t for t, _ in load_terms() if t in question), key=lambda t: (-len(t), question.index(t)))
+    topic = terms[0] if terms else "法规"
+    tags = []
+    if filters.province:
+        tags.append("、".join(PROVINCE_NAMES.get(p, p) for p in filters.province))
+    if filters.asset:
+        tags.append("、".join(ASSET_NAMES.get(a, a) for a in filters.asset))
+    return f"{topic}要点" + (f"（{' / '.join(tags)}）" if tags else "")
+
+
+def render(
+    q: Question,
+    quotes: Quotes,
+    verdict: Verdict,
+    document_meta: DocumentMetaLookup | None = None,
+    counterpart: CounterpartLookup | None = None,
+) -> Answer:
+    """The answer a user reads."""
+    if verdict.abstained:
+        return abstention_for(q, quotes, verdict)
+    return finish(q, quoted(q, quotes, document_meta, counterpart), verdict)
+
+
+def quoted(
+    q: Question,
+    quotes: Quotes,
+    document_meta: DocumentMetaLookup | None = None,
+    counterpart: CounterpartLookup | None = None,
+) -> Answer:
+    """The answer around its quotes (not yet judged): heading, one citation per document, version and other
+    notes. What the `compose` function returns."""
+    filters = q.filters
+    heading = heading_for(q.text, filters)
+    bullets = list(quotes.bullets)
+    answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
+    first: dict[str, Citation] = {}  # one citation per document (or URL, without its #page): its first quote
+    for b in bullets:
+        first.setdefault((b.citation.url or "").split("#", 1)[0] or b.citation.doc_id, b.citation)
+    citations = list(first.values())
+    version_notes: list[str] = []
+    if document_meta is not None:
+        bullets, citations, version_notes = annotate_versions(
+            bullets, citations, filters.as_of, document_meta, counterpart
+        )
+    if version_notes:
+        answer_zh += "\n- 版本提示：\n" + "\n".join(f" • {n}" for n in version_notes)
+    ocr_notes = list(dict.fromkeys(b.citation.note for b in bullets if b.citation.note))
+    other_notes = ocr_notes + ([FOREIGN_NOTE.format(n=quotes.foreign)] if quotes.foreign else [])
+    if other_notes:
+        answer_zh += "\n- 提示：\n" + "\n".join(f" • {n}" for n in other_notes)
+    notes = version_notes + other_notes
+    answer = Answer(
+        answer_zh,
+        heading,
+        tuple(bullets),
+        tuple(citations),
+        False,
+        quotes.dropped,
+        chinese_ratio(answer_zh),
+        tuple(notes),
+    )
+    problems = answer_problems(answer)
+    if problems:  # our own output breaking its contract is a bug to fix, never a reason to fail the request
+        logs.event(log, logging.ERROR, "composed answer breaks its contract", problems=problems)
+    return answer
+
+
+def finish(q: Question, answer: Answer, verdict: Verdict) -> Answer:
+    """An answer with quotes, with what the verdict says about them: the cautions that weigh, a line when the
+    confidence is low, and the day the answer is about when it came from the question."""
+    if verdict.abstained:
+        return abstention_for(q, Quotes(answer.bullets, answer.dropped_spans), verdict)
+    for caution in verdict.cautions:
+        answer = with_note(answer, f"请注意：{caution}")
+    if verdict.low:
+        answer = with_caution(answer)
+    when = temporal.note(q.as_of)
+    return with_note(answer, when) if when else answer
+
+
+def abstention_for(q: Question, quotes: Quotes, verdict: Verdict) -> Answer:
+    """ "No matching provision", with what the verdict found: spans dropped and skipped when nothing was
+    quotable, the reasons when the confidence rule withheld the quotes."""
+    if verdict.abstained_by == BY_NO_QUOTES:
+        answer = abstention(q.text, q.filters, quotes.dropped)
+        return with_note(answer, FOREIGN_NOTE.format(n=quotes.foreign)) if quotes.foreign else answer
+    answer = abstention(q.text, q.filters)
+    for reason in verdict.reasons:
+        answer = with_note(answer, f"最接近的条文未予引用：{reason}")
+    return answer
+
+
+def with_caution(answer: Answer) -> Answer:
+    """The same quotes, with a line after the heading saying they may not answer the question."""
+    head, _, rest = answer.answer_zh.partition("\n")
+    text = f"{head}\n- {CAUTION}\n{rest}"
+    return replace(answer, answer_zh=text, chinese_ratio=chinese_ratio(text))
+
+
+def abstention(question: str, filters: Filters, dropped: int = 0) -> Answer:
+    """ "No matching provision" for this question and scope."""
+    scope = heading_for(question, filters).replace("要点", "")
+    text = f"{ABSTAIN_TITLE}（{scope}）\n- {ABSTAIN_TEXT}"
+    return Answer(text, ABSTAIN_TITLE, (), (), True, dropped, chinese_ratio(text))
+
+
+def answer_problems(answer: Answer) -> list[str]:
+    """What breaks the response contract (fields present; a non-abstaining answer has cited quotes)."""
+    problems = []
+    if not answer.answer_zh or not answer.title:
+        problems.append("answer_zh and title must be present")
+    if not answer.abstained and (not answer.bullets or not answer.citations):
+        problems.append("a non-abstaining answer needs bullets and citations")
+    return problems
+
+
+def with_note(answer: Answer, note: str) -> Answer:
+    """The same answer with one more line under 提示."""
+    text = f"{answer.answer_zh}\n- 提示：\n • {note}"
+    return replace(answer, answer_zh=text, notes=(*answer.notes, note), chinese_ratio=chinese_ratio(text))
