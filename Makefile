@@ -52,6 +52,7 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff check shared tests functions bench
 	$(BIN)/ruff format --check shared tests functions bench
 	$(BIN)/mypy
+	PYTHONPATH=shared $(BIN)/lint-imports
 
 fmt: $(VENV)/.dev
 	$(BIN)/ruff format shared tests functions bench

@@ -26,8 +26,8 @@ from typing import Any
 
 from _common import DEFAULT_EVAL
 from regrag.api import endpoints
-from regrag.api.filters import parse_filters
 from regrag.config import Settings
+from regrag.inputs.filters import parse_filters
 from regrag.ops.evaluation import score_ranking, unique_articles
 from regrag.query.retrieve import RetrievalConfig, Retriever, effective_filters
 from regrag.text.segment import tokenize

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import eval_sets
-from regrag.api.filters import parse_filters
+from regrag.inputs.filters import parse_filters
 from regrag.ops.evaluation import load_questions, score_ranking, unique_articles
 
 TOP = 30

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from regrag.version import __version__
+
+__all__ = ["__version__", "retrieve_relevant_chunks"]
 
 
 def retrieve_relevant_chunks(

@@ -107,7 +107,7 @@ class Settings:
     # answer (bench/README.md)
     abstain_below: float = field(default=0.1, metadata={"env": "REGRAG_ABSTAIN_BELOW", "min": 0.0, "max": 1.0})
     quote_floor: float = field(default=0.2, metadata={"env": "REGRAG_QUOTE_FLOOR", "min": 0.0, "max": 1.0})
-    # retrieval aids (query/aids/hyde.py, query/aids/questions.py): extra RRF legs, off unless the eval shows a gain.
+    # retrieval aids (query/aids/hyde.py, ingest/questions.py): extra RRF legs, off unless the eval shows a gain.
     # REGRAG_GENERATOR picks their model: gemini (the product; key or Vertex AI as for rerank) or local (the
     # deterministic ExtractiveGenerator, for measuring). The questions index is local mode only for now.
     generator: str = field(default="gemini", metadata={"env": "REGRAG_GENERATOR", "choices": ("gemini", "local")})

@@ -26,12 +26,12 @@ from regrag.ports import (
     Reranker,
     VectorIndex,
 )
-from regrag.query.answer import QueryOptions
+from regrag.query.answer import QueryOptions, ReadPath
 from regrag.query.retrieve import Retriever
 from regrag.views.catalog import CorpusCatalog
 
 if TYPE_CHECKING:
-    from regrag.query.aids.questions import QuestionsIndexer
+    from regrag.ingest.questions import QuestionsIndexer
 
 CacheStats = Callable[[], dict[str, Any]]
 
@@ -82,6 +82,18 @@ class Services:
     remote_reranker: Reranker | None = None
     composer: Composer | None = None
     prepare_search: Callable[[], None] | None = None
+
+    @property
+    def read_path(self) -> ReadPath:
+        """The parts the read path runs on: the remote rerank and compose functions when they are set."""
+        return ReadPath(
+            retriever=self.retriever,
+            reranker=self.remote_reranker or self.reranker,
+            store=self.store,
+            catalog=self.catalog,
+            options=self.query_options,
+            composer=self.composer,
+        )
 
     def close(self) -> None:
         """Close what holds files or connections open (the local SQLite stores)."""

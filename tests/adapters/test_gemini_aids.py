@@ -15,6 +15,7 @@ from regrag.api.routes import call
 from regrag.domain.models import Filters
 from regrag.entrypoints import handlers
 from regrag.ingest.embed import embedding_text
+from regrag.ops.evaluation import context as evaluation_context
 from regrag.query.fusion import rrf_fuse
 from regrag.query.question import analyse
 from regrag.query.retrieve import Retriever
@@ -397,10 +398,10 @@ def test_obsolete_chunks_of_a_new_version_lose_their_questions(fake, tmp_path):
 
 def test_active_prompts_name_the_aids_that_are_on(fake, tmp_path):
     on = gemini_app(tmp_path / "on", fake, hyde=True, questions_index=True, admin_token="t")
-    assert endpoints.context(on)["prompts"] == {"hyde": "hyde_v1", "questions": "questions_v1"}
+    assert evaluation_context(on)["prompts"] == {"hyde": "hyde_v1", "questions": "questions_v1"}
     status, body = admin_call(on, "GET", "/admin/prompts", "Bearer t")
     assert status == 200 and body["active"] == {"hyde": "hyde_v1", "questions": "questions_v1"}
     assert {"hyde_v1", "questions_v1", "rerank_v1"} <= {p["key"] for p in body["prompts"]}
     off = gemini_app(tmp_path / "off", fake, rerank=True)
-    assert endpoints.context(off)["prompts"] == {"rerank": "rerank_v1"}
+    assert evaluation_context(off)["prompts"] == {"rerank": "rerank_v1"}
     assert fake.requests == []  # building and describing the apps calls no model

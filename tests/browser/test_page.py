@@ -96,7 +96,7 @@ def step(run: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def test_page_loads_clean_with_corpora_and_chinese_filter_labels(run: dict[str, Any]) -> None:
-    from regrag.api.filters import ASSETS, DOC_CLASSES, LEVELS, PROVINCE_CODES
+    from regrag.inputs.filters import ASSETS, DOC_CLASSES, LEVELS, PROVINCE_CODES
     from regrag.text.inference import PROVINCE_NAMES
 
     load = step(run, "load")

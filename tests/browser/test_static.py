@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from werkzeug.test import Client
 
-from regrag.api.filters import ASSETS, DOC_CLASSES, LEVELS, PROVINCE_CODES
 from regrag.api.server import wsgi_app
+from regrag.inputs.filters import ASSETS, DOC_CLASSES, LEVELS, PROVINCE_CODES
 from regrag.query.render import ASSET_NAMES
 from regrag.text.inference import PROVINCE_NAMES
 
@@ -61,7 +61,7 @@ def test_static_route_serves_only_the_pages_own_files(client: Any, path: str) ->
 
 
 def test_filter_vocabulary_matches_the_api() -> None:
-    """The page's filter codes are exactly what regrag.api.filters accepts, labelled in Chinese."""
+    """The page's filter codes are exactly what regrag.inputs.filters accepts, labelled in Chinese."""
     found = re.search(r"/\* vocab:begin \*/(.*?)/\* vocab:end \*/", web_text("app.js"), re.S)
     assert found, "app.js lost its vocab markers"
     vocab = json.loads(found.group(1))

@@ -468,7 +468,7 @@ class GeneratorContract:
         raise NotImplementedError
 
     def test_the_answer_matches_the_schema_asked_for(self, generator):
-        from regrag.api import schemas
+        from regrag.inputs import schemas
 
         model, (prompt, schema, system), _ = generator
         answer = model.generate_json(prompt, schema, system=system, timeout_s=5)

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from werkzeug.test import Client
 
-from regrag.api import schemas
 from regrag.api.openapi import document
 from regrag.api.routes import URL_MAP
 from regrag.api.server import wsgi_app
+from regrag.inputs import schemas
 
 from conftest import ingest_sample
 

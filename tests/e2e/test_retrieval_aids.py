@@ -12,6 +12,7 @@ from regrag.api import endpoints
 from regrag.api.routes import call
 from regrag.config import ConfigError, Settings
 from regrag.domain.models import Filters
+from regrag.ops.evaluation import context as evaluation_context
 from regrag.prompts import list_prompts, load_prompt
 from regrag.query.fusion import rrf_fuse
 from regrag.query.question import analyse
@@ -140,7 +141,7 @@ def test_local_questions_are_generated_at_ingest_and_searched_at_query_time(tmp_
         assert chunks == len(articles) and count == 2 * len(articles)
         status, body = call(endpoints.query, services, {"question": QUESTIONS[0]})
         assert status == 200 and body["questions_status"] == "ok" and body["bullets"]
-        assert endpoints.context(services)["prompts"] == {"questions": "questions_v1"}
+        assert evaluation_context(services)["prompts"] == {"questions": "questions_v1"}
     finally:
         services.close()
 

@@ -16,9 +16,9 @@ from contract.contracts import ConcurrentFeedbackStoreContract, feedback, query_
 from fakes.memory_objects import MemoryObjects
 from regrag.adapters.gcp.blobstore import GenerationMismatch
 from regrag.adapters.gcp.feedback import GcsFeedbackStore
-from regrag.api.requests import parse_feedback_request
 from regrag.api.routes import call
 from regrag.domain.errors import Unavailable
+from regrag.inputs.parse import parse_feedback_request
 from regrag.ops.feedback import record_feedback
 
 DAY = "feedback/2026-03-01.jsonl"

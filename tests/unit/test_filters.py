@@ -1,8 +1,8 @@
 import pytest
 
-from regrag.api.filters import parse_filters
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import Filters
+from regrag.inputs.filters import parse_filters
 
 
 def test_empty_and_none():

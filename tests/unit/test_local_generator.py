@@ -7,9 +7,9 @@ import pytest
 from regrag.adapters.local.generator import ExtractiveGenerator, data_block, template_questions
 from regrag.domain.generation import GenerationRejected
 from regrag.domain.models import Chunk, DocumentMeta
+from regrag.ingest.questions import QuestionsIndexer, response_schema
 from regrag.prompts import load_prompt
 from regrag.query.aids.hyde import RESPONSE_SCHEMA, Hyde
-from regrag.query.aids.questions import QuestionsIndexer, response_schema
 
 HITS = [
     "第二十八条 除本条例另有规定外，供电企业应当连续向用户供电；因故需要停止供电时，应当事先通知用户。",

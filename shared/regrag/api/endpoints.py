@@ -10,12 +10,12 @@ import logging
 from typing import Any
 
 from regrag import logs
-from regrag.api import requests
-from regrag.api.filters import parse_filters
 from regrag.domain.errors import InvalidInput, NotFound
 from regrag.domain.models import Filters
-from regrag.entrypoints import handlers
 from regrag.ingest import reconcile as reconcile_stage
+from regrag.ingest.ingest import OcrOptions
+from regrag.inputs import parse
+from regrag.inputs.filters import parse_filters
 from regrag.ops import admin as admin_stage
 from regrag.ops import feedback as feedback_stage
 from regrag.query import answer as query_stage
@@ -33,15 +33,7 @@ ANSWERED_MESSAGE = "answered"  # the log line per answer that infra/monitoring.t
 def query(services: Services, body: Any) -> dict[str, Any]:
     """POST /query: the cited answer; the query is logged so that feedback can refer to it."""
     s = services
-    response = query_stage.answer_question(
-        requests.parse_query_request(body),
-        retriever=s.retriever,
-        reranker=s.remote_reranker or s.reranker,
-        store=s.store,
-        catalog=s.catalog,
-        options=s.query_options,
-        composer=s.composer,
-    )
+    response = query_stage.answer_question(parse.parse_query_request(body), s.read_path)
     # one line per answer, no question text: what the rerank-fallback metric and alert in infra/ count
     logs.event(
         log,
@@ -70,7 +62,7 @@ def query(services: Services, body: Any) -> dict[str, Any]:
 
 def rerank(services: Services, body: Any) -> dict[str, Any]:
     """POST /rerank: the named candidates reordered, with rerank_status."""
-    request = requests.parse_candidates_request(body)
+    request = parse.parse_candidates_request(body)
     candidates = documents.stored_candidates(services.store, request.candidates)
     ranked, status = rerank_candidates(
         request.question,
@@ -84,7 +76,7 @@ def rerank(services: Services, body: Any) -> dict[str, Any]:
 
 def compose(services: Services, body: Any) -> dict[str, Any]:
     """POST /compose: verbatim quotes of the named candidates, or an explicit "no matching provision"."""
-    request = requests.parse_candidates_request(body)
+    request = parse.parse_candidates_request(body)
     candidates = documents.stored_candidates(services.store, request.candidates)
     q = analyse(request.question, request.filters, services.store.list_documents)
     lookups = StoreLookups(services.store)
@@ -117,7 +109,7 @@ def versions(services: Services, doc_id: str) -> dict[str, Any]:
 
 def feedback(services: Services, body: Any) -> dict[str, Any]:
     """POST /feedback {query_id, helpful, citation?, comment?}."""
-    request = requests.parse_feedback_request(body)
+    request = parse.parse_feedback_request(body)
     if services.feedback is None:
         raise NotFound("feedback is not configured on this deployment")
     return feedback_stage.record_feedback(request, services.feedback)
@@ -125,7 +117,7 @@ def feedback(services: Services, body: Any) -> dict[str, Any]:
 
 def reconcile(services: Services, body: Any) -> dict[str, Any]:
     """POST {dry_run?, max_republish?}: make the index agree with the bucket (Cloud Scheduler, OIDC)."""
-    request = requests.parse_reconcile_request(body)
+    request = parse.parse_reconcile_request(body)
     s = services
     s.catalog.invalidate()
     result = reconcile_stage.reconcile(
@@ -138,7 +130,7 @@ def reconcile(services: Services, body: Any) -> dict[str, Any]:
         max_chars=s.settings.chunk_max_chars,
         dry_run=request.dry_run,
         max_republish=request.max_republish,
-        ocr=handlers.ocr_options(s),
+        ocr=OcrOptions.from_settings(s.settings, s.ocr),
     )
     return result.to_dict()
 
@@ -176,15 +168,6 @@ def active_prompts(services: Services) -> dict[str, str]:
     )
 
 
-def context(services: Services) -> dict[str, Any]:
-    """What a result depends on: index version, embedding model and active prompt versions."""
-    return {
-        "index_version": services.store.stats().get("index_version"),
-        "embedding_model": services.embedder.model_id,
-        "prompts": active_prompts(services),
-    }
-
-
 def admin_prompts(services: Services) -> dict[str, Any]:
     """GET /admin/prompts (after require_admin)."""
     return {"prompts": admin_stage.prompt_versions(), "active": active_prompts(services)}
@@ -199,14 +182,15 @@ def admin_eval(services: Services, body: Any) -> dict[str, Any]:
     """POST /admin/eval {questions, k?} (after require_admin): question files and reports live in
     `Services.reports` (locally the bucket folder; on GCP the state bucket, never the uploads bucket whose new
     objects trigger ingest)."""
+    from regrag.ops.evaluation import context as evaluation_context
     from regrag.ops.evaluation import evaluate
 
-    request = requests.parse_eval_request(body)
+    request = parse.parse_eval_request(body)
     return admin_stage.run_scheduled_eval(
         request.questions,
         blobs=services.reports if services.reports is not None else services.blobs,
         evaluate=lambda questions: evaluate(services, questions, k=request.k),
-        context=context(services),
+        context=evaluation_context(services),
     )
 
 

@@ -1,13 +1,13 @@
 """The OpenAPI 3.1 document of the API (GET /openapi.json), built from the request schemas the server validates
-with (regrag.api.schemas), so what is published and what is enforced cannot drift apart."""
+with (regrag.inputs.schemas), so what is published and what is enforced cannot drift apart."""
 
 from __future__ import annotations
 
 from functools import cache
 from typing import Any
 
-from regrag import __version__
-from regrag.api import schemas
+from regrag.inputs import schemas
+from regrag.version import __version__
 
 _ERROR = {
     "type": "object",

@@ -120,7 +120,7 @@ class Admission:
 def warm_up(services: Services) -> None:
     """Load what the first question would otherwise pay for (the search snapshot, the embedding model) before
     the server takes traffic: a crowd arriving at a cold server would all wait on one load."""
-    from regrag.api.filters import parse_filters
+    from regrag.inputs.filters import parse_filters
 
     try:
         services.retriever.retrieve("供电企业停电通知", parse_filters({}), 5)

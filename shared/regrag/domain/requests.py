@@ -1,4 +1,4 @@
-"""The typed requests the read path receives (parsed and checked at the edge: regrag.api.requests)."""
+"""The typed requests the read path receives (parsed and checked at the edge: regrag.inputs.parse)."""
 
 from __future__ import annotations
 

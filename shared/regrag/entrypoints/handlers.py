@@ -26,7 +26,6 @@ from regrag.ingest import embed as embed_stage
 from regrag.ingest import ingest as ingest_stage
 from regrag.ingest import upsert as upsert_stage
 from regrag.services import Services
-from regrag.text.images import OcrLimits
 
 
 def ingest_event(services: Services, event: Any) -> ingest_stage.IngestResult | None:
@@ -61,11 +60,7 @@ def _ingest(services: Services, name: str) -> ingest_stage.IngestResult:
 
 def ocr_options(services: Services) -> ingest_stage.OcrOptions:
     """The wired OCR engine with the limits and the low-confidence threshold of the settings."""
-    s = services.settings
-    limits = OcrLimits(
-        max_pages=s.ocr_max_pages, max_image_pixels=s.ocr_max_image_pixels, page_timeout_s=s.ocr_page_timeout_s
-    )
-    return ingest_stage.OcrOptions(services.ocr, limits, s.ocr_low_confidence)
+    return ingest_stage.OcrOptions.from_settings(services.settings, services.ocr)
 
 
 def embed_event(services: Services, event: Any) -> Any:

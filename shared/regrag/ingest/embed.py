@@ -1,7 +1,7 @@
 """embed: DocumentChunked → vectors for every chunk → ChunksEmbedded message(s).
 
 With the questions-answered index on, the stage also generates, embeds and stores the questions each article
-answers (regrag.query.aids.questions) before it publishes: the chunk's own upsert, which follows the message,
+answers (regrag.ingest.questions) before it publishes: the chunk's own upsert, which follows the message,
 then writes the chunk's filter columns with the version links only the store knows. A failure there is logged
 and counted, never raised: ingestion goes on without those questions.
 """
@@ -17,8 +17,8 @@ from regrag import logs
 from regrag.domain.errors import InvalidInput
 from regrag.domain.messages import ChunksEmbedded, DocumentChunked, split_for_publish
 from regrag.domain.models import Chunk
+from regrag.ingest.questions import QuestionsIndexer
 from regrag.ports import Embedder, Publisher
-from regrag.query.aids.questions import QuestionsIndexer
 
 log = logs.get("embed")
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from regrag import logs
+from regrag.config import Settings
 from regrag.domain.errors import UnsupportedDocument
 from regrag.domain.ids import DOC_ID_RE
 from regrag.domain.messages import DocumentChunked, DocumentDeleted, split_for_publish
@@ -48,6 +49,16 @@ class OcrOptions:
     engine: OcrEngine | None = None
     limits: OcrLimits = field(default_factory=OcrLimits)
     low_confidence: float = 0.9
+
+    @classmethod
+    def from_settings(cls, settings: Settings, engine: OcrEngine | None) -> OcrOptions:
+        """The wired OCR engine with the limits and the low-confidence threshold of the settings."""
+        limits = OcrLimits(
+            max_pages=settings.ocr_max_pages,
+            max_image_pixels=settings.ocr_max_image_pixels,
+            page_timeout_s=settings.ocr_page_timeout_s,
+        )
+        return cls(engine, limits, settings.ocr_low_confidence)
 
 
 @dataclass(frozen=True)

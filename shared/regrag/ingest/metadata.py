@@ -21,10 +21,10 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from regrag.api import schemas
 from regrag.domain.errors import InvalidInput
 from regrag.domain.ids import CORPUS_PREFIX_RE
 from regrag.domain.models import DEFAULT_CORPUS, IMPLEMENTS, REPEALS, DateException, TitleReference
+from regrag.inputs import schemas
 from regrag.ports import Blob
 from regrag.text.dates import BASIS_NONE, entry_into_force
 from regrag.text.legal import article_label, chinese_to_int, find_cross_references

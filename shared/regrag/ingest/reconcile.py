@@ -28,12 +28,11 @@ from regrag.domain.errors import PermanentError
 from regrag.domain.messages import DocumentDeleted
 from regrag.domain.models import DocumentMeta
 from regrag.ingest.ingest import IGNORED_NAMES, INGEST_VERSION, OcrOptions, ingest_object, is_sidecar
+from regrag.inputs.schemas import DEFAULT_MAX_REPUBLISH
 from regrag.ports import BlobStore, ChunkStore, LexicalIndex, Publisher, TermStatistics
 from regrag.text.terms import chunk_tokens
 
 log = logs.get("reconcile")
-
-DEFAULT_MAX_REPUBLISH = 200  # per run: bounds embedding cost and run time; the rest waits for the next run
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,15 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from regrag.api import endpoints
-from regrag.api.routes import call
+from regrag.domain.errors import RegragError
+from regrag.inputs.filters import parse_filters
+from regrag.inputs.parse import parse_query_request
+from regrag.ops.admin import active_prompts
+from regrag.query.answer import answer_question
 from regrag.services import Services
 
 
@@ -86,10 +89,16 @@ def _pct(values: Sequence[float], p: float) -> float:
 MODES = ("full", "hybrid", "dense", "lexical")
 
 
-def _retrieval_only(services: Services, mode: str) -> Callable[[Services, dict[str, Any]], dict[str, Any]]:
-    """A query function that returns only retrieval candidates, for one leg or the fused pair (no rerank)."""
-    from regrag.api.filters import parse_filters
+def _full(services: Services) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The read path itself, as the API runs it, but not through the API: an evaluation question is not a
+    user's question, so it is neither written to the query log (which feedback export reads) nor counted in the
+    `answered` log line that monitoring alerts on."""
+    path = services.read_path
+    return lambda body: answer_question(parse_query_request(body), path)
 
+
+def _retrieval_only(services: Services, mode: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A query function that returns only retrieval candidates, for one leg or the fused pair (no rerank)."""
     config = services.retriever.config
     if mode == "dense":
         config = replace(config, lexical_weight=0.0)
@@ -97,7 +106,7 @@ def _retrieval_only(services: Services, mode: str) -> Callable[[Services, dict[s
         config = replace(config, dense_weight=0.0)
     retriever = replace(services.retriever, config=config, hyde=None, questions=None)
 
-    def run(_: Services, body: dict[str, Any]) -> dict[str, Any]:
+    def run(body: dict[str, Any]) -> dict[str, Any]:
         result = retriever.retrieve(body["question"], parse_filters(body.get("filters")), body.get("top_k"))
         found = result.candidates
         if mode == "dense":
@@ -124,16 +133,17 @@ def evaluate(
     """
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; one of {MODES}")
-    run = endpoints.query if mode == "full" else _retrieval_only(services, mode)
+    run = _full(services) if mode == "full" else _retrieval_only(services, mode)
     rows: list[dict[str, Any]] = []
     timings: dict[str, list[float]] = {}
     quotes = _QuoteCheck(services)
     started = time.perf_counter()
     for q in questions:
         body = {"question": q["question"], "filters": q.get("filters") or {}, "top_k": top_k or max(20, 2 * k)}
-        status, resp = call(run, services, body)
-        if status != 200:
-            rows.append({"id": q.get("id"), "error": resp})
+        try:
+            resp = run(body)
+        except RegragError as exc:  # a bad question file line, an index that cannot answer: counted, not fatal
+            rows.append({"id": q.get("id"), "error": {"code": exc.code, "message": str(exc)}})
             continue
         for stage, ms in resp.get("timings_ms", {}).items():
             timings.setdefault(stage, []).append(float(ms))
@@ -152,7 +162,7 @@ def evaluate(
     }
     return {
         "mode": mode,
-        "context": endpoints.context(services),
+        "context": context(services),
         "reliability": _reliability(answerable),
         "by_type": _by_type(answerable, k),
         "questions": len(questions),
@@ -165,6 +175,20 @@ def evaluate(
         "spans": {"total": quotes.spans, "verbatim": quotes.verbatim},
         "seconds": round(time.perf_counter() - started, 1),
         "per_question": rows,
+    }
+
+
+def context(services: Services) -> dict[str, Any]:
+    """What a result depends on, written into every report so a figure can be reproduced: the index version, the
+    embedding model, the active prompts, and every step's settings (retrieval and scoring, quoting, judging)."""
+    return {
+        "index_version": services.store.stats().get("index_version"),
+        "embedding_model": services.embedder.model_id,
+        "prompts": active_prompts(
+            services.reranker, hyde=services.retriever.hyde, questions=services.questions_indexer
+        ),
+        "retrieval": asdict(services.retriever.config),
+        "read_path": services.query_options.to_dict(),
     }
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from regrag.api.requests import FeedbackRequest
 from regrag.domain.errors import NotFound
+from regrag.inputs.parse import FeedbackRequest
 from regrag.ports import FeedbackStore
 
 

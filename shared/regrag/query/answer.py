@@ -66,6 +66,19 @@ class QueryOptions:
 
 
 @dataclass(frozen=True)
+class ReadPath:
+    """What the read path runs on (Services.read_path). `composer`: quote remotely (the `compose` function), in
+    process when it fails."""
+
+    retriever: Retriever
+    reranker: Reranker
+    store: ChunkStore
+    catalog: CorpusCatalog
+    options: QueryOptions
+    composer: Composer | None = None
+
+
+@dataclass(frozen=True)
 class Answered:
     """One question's way through the read path: every step's output, for the API response and the evaluation."""
 
@@ -85,23 +98,21 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 2)
 
 
-def answer(
-    request: QueryRequest,
-    *,
-    retriever: Retriever,
-    reranker: Reranker,
-    store: ChunkStore,
-    catalog: CorpusCatalog,
-    options: QueryOptions,
-    composer: Composer | None = None,
-) -> Answered:
-    """The whole read path. `composer`: quote remotely (the `compose` function), in process when it fails."""
+def answer(request: QueryRequest, path: ReadPath) -> Answered:
+    """The whole read path, for one question."""
+    retriever, reranker, store, options, composer = (
+        path.retriever,
+        path.reranker,
+        path.store,
+        path.options,
+        path.composer,
+    )
     started = time.perf_counter()
     q = analyse(request.question, request.filters, store.list_documents)
     top_k = request.top_k or retriever.config.top_k
     pool = retriever.search(
         q,
-        _corpora(request, catalog),
+        _corpora(request, path.catalog),
         top_k=top_k,
         timeout_s=request.corpus_timeout_s or options.corpus_timeout_s,
         weights=request.corpus_weights,
@@ -178,9 +189,9 @@ def response(done: Answered) -> dict[str, Any]:
     }
 
 
-def answer_question(request: QueryRequest, **parts: Any) -> dict[str, Any]:
+def answer_question(request: QueryRequest, path: ReadPath) -> dict[str, Any]:
     """The read path's API response (`answer`, then `response`)."""
-    return response(answer(request, **parts))
+    return response(answer(request, path))
 
 
 def _corpora(request: QueryRequest, catalog: CorpusCatalog) -> tuple[str, ...]:

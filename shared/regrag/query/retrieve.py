@@ -3,7 +3,7 @@
 The legs are the dense leg (the question's embedding) and the Chinese BM25 leg (its lexical terms, tokenised
 once by `analyse`), plus the retrieval aids that are wired, each with its own weight and prepared once per query
 (also for a fan-out over corpora): HyDE (query/aids/hyde.py: a hypothetical answer's vector, and its words as a
-lexical leg) and the questions-answered index (query/aids/questions.py). Every leg applies the metadata filters
+lexical leg) and the questions-answered index (ingest/questions.py). Every leg applies the metadata filters
 inside the index search, so top-k is taken among matching chunks only. Legs are fused by reciprocal rank fusion
 within each corpus, and the corpora merged by RRF weighted by how well each corpus's best candidates cover the
 question (query/fusion.py). Each candidate carries its retrieval evidence (leg ranks and scores, the within-corpus

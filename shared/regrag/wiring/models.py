@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from regrag.config import ConfigError, Settings
 from regrag.domain.bm25 import Bm25Params
+from regrag.ingest.questions import QuestionsIndexer
 from regrag.ports import (
     ChunkStore,
     Composer,
@@ -25,7 +26,6 @@ from regrag.ports import (
     VectorIndex,
 )
 from regrag.query.aids.hyde import Hyde
-from regrag.query.aids.questions import QuestionsIndexer
 from regrag.query.answer import QueryOptions
 from regrag.query.embedding_cache import QueryEmbeddingCache
 from regrag.query.judge import AbstentionRule, JudgeConfig, RelevanceFloor

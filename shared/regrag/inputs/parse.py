@@ -1,8 +1,8 @@
-"""Request bodies → typed requests: checked against their schema (regrag.api.schemas: the same definitions
+"""Request bodies → typed requests: checked against their schema (regrag.inputs.schemas: the same definitions
 the OpenAPI document publishes), then converted. Errors name the field (HTTP 400).
 
 Every HTTP endpoint and the CLI go through these parsers; the pipeline stages receive only the typed values.
-Filters have their own module (regrag.api.filters) because retrieval and evaluation use them too.
+Filters have their own module (regrag.inputs.filters) because retrieval and evaluation use them too.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from regrag.api import schemas
-from regrag.api.filters import parse_filters
 from regrag.domain.models import Filters
 from regrag.domain.requests import CandidateRef, QueryRequest
-from regrag.ingest.reconcile import DEFAULT_MAX_REPUBLISH
+from regrag.inputs import schemas
+from regrag.inputs.filters import parse_filters
+from regrag.inputs.schemas import DEFAULT_MAX_REPUBLISH
 
 
 @dataclass(frozen=True)

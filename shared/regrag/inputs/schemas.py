@@ -30,6 +30,7 @@ MAX_CORPORA = 20
 MAX_CANDIDATES = 100
 MAX_COMMENT_CHARS = 2000
 MAX_REPUBLISH = 10_000
+DEFAULT_MAX_REPUBLISH = 200  # per reconcile run: bounds embedding cost and run time; the rest waits for the next
 MAX_FILTER_VALUES = 50
 
 _SURROGATE_RE = re.compile(r"[\ud800-\udfff]")

@@ -1,14 +1,14 @@
-"""Request filters: validated against their schema (regrag.api.schemas), then normalised into Filters."""
+"""Request filters: validated against their schema (regrag.inputs.schemas), then normalised into Filters."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
 
-from regrag.api import schemas
-from regrag.api.schemas import ASSETS, DOC_CLASSES, LEVELS, PROVINCE_CODES
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import Filters
+from regrag.inputs import schemas
+from regrag.inputs.schemas import ASSETS, DOC_CLASSES, LEVELS, PROVINCE_CODES
 
 __all__ = ["ASSETS", "DOC_CLASSES", "LEVELS", "PROVINCE_CODES", "parse_filters"]
 
