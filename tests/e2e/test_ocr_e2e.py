@@ -70,14 +70,14 @@ def test_a_question_answered_from_a_scanned_pdf_quotes_the_stored_text_and_cites
         services.close()
     assert meta.title == "电力供应与使用条例" and [p.ocr for p in meta.pages] == [True, True]
     for bullet in response["bullets"]:
-        assert bullet["span"] in stored  # verbatim to the stored (OCR'd) text
+        assert all(p in stored for p in bullet["pieces"])  # verbatim to the stored (OCR'd) text
     ninth = [b for b in response["bullets"] if b["citation"]["article"] == "第九条"]
     assert ninth, [b["citation"]["article"] for b in response["bullets"]]
     cite = ninth[0]["citation"]
     assert "审查批准" in ninth[0]["span"]
     assert cite["pages"] == [2] and cite["url"] == URL + "#page=2" and cite["low_confidence"] is False
     # the span really lies on page 2 of the stored page map
-    start = stored.index(ninth[0]["span"])
+    start = stored.index(ninth[0]["pieces"][-1])
     page2 = meta.pages[1]
     assert page2.start <= start < page2.end
     assert f"{ninth[0]['span']}{cite['marker']}（第2页）" in response["answer_zh"]

@@ -49,7 +49,7 @@ def test_the_right_article_is_cited_and_every_quote_is_verbatim(e5_services, que
     assert cited & gold, (cited, [(c["doc_id"], c["article"]) for c in body["candidates"][:5]])
     for bullet in body["bullets"]:
         stored = e5_services.store.get_document(bullet["citation"]["doc_id"])[1]
-        assert bullet["span"] in stored
+        assert all(p in stored for p in bullet["pieces"])
         assert bullet["text"] == f" • {bullet['span']}{bullet['citation']['marker']}"
         assert bullet["text"] in body["answer_zh"]
     assert len(body["candidates"]) == 12

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -258,9 +259,12 @@ def test_upload_to_cited_verbatim_answer_over_http(stack, make_world, vector_fak
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["candidates"][0]["doc_id"] == "nat-reg-0088"
-    assert "〔《电力供应与使用条例》，生效：2019-03-02〕" in body["answer_zh"]
+    # every citation names its article: 〔《电力供应与使用条例》第二十八条第（一）项，生效：2019-03-02〕
+    assert re.search(
+        r"〔《电力供应与使用条例》第[一二三四五六七八九十百]+条[^，〕]*，生效：2019-03-02〕", body["answer_zh"]
+    )
     source = (SAMPLE / "docs" / "nat-reg-0088.md").read_text(encoding="utf-8")
-    assert body["bullets"] and all(b["span"] in source for b in body["bullets"])  # verbatim
+    assert body["bullets"] and all(p in source for b in body["bullets"] for p in b["pieces"])  # verbatim
     legs = {
         (c["metadata"]["dense_rank"] is not None, c["metadata"]["lexical_rank"] is not None) for c in body["candidates"]
     }
@@ -527,7 +531,7 @@ def test_query_calls_the_rerank_and_compose_functions_with_an_id_token(
     token_server.shutdown()
     assert (body["rerank_status"], body["compose_status"]) == ("ok", "remote")
     source = (SAMPLE / "docs" / "nat-reg-0088.md").read_text(encoding="utf-8")
-    assert body["bullets"] and all(b["span"] in source for b in body["bullets"])  # verbatim
+    assert body["bullets"] and all(p in source for b in body["bullets"] for p in b["pieces"])  # verbatim
     for name, url in (("rerank", rerank_url), ("compose", compose_url)):
         (token,) = stack.callers[name].tokens  # one call each, with an ID token for the function's URL
         claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))

@@ -95,7 +95,7 @@ def test_a_quote_cites_its_page_with_page_url_and_a_low_confidence_note():
     assert cite.pages == (2,) and cite.url == URL + "#page=2"
     assert cite.low_confidence and "第2页（置信度0.71）" in (cite.note or "")
     bullet = Bullet(span, cite, chunk.id)
-    assert bullet.render().endswith("〔《电力供应与使用条例》，生效：1996-09-01〕（第2页）⚠")
+    assert bullet.render().endswith("〔《电力供应与使用条例》第四条，生效：1996-09-01〕（第2页）⚠")
     assert bullet.to_dict()["citation"]["pages"] == [2]
     first = next(c for c in doc.chunks if c.article == "第一条")
     sure = citation_for(Candidate(first, 1.0), "保障供电、用电双方的合法权益")
@@ -109,7 +109,7 @@ def test_without_pages_a_citation_is_as_before():
     cite = citation_for(Candidate(doc.chunks[0], 1.0), "测试条文的内容")
     assert cite.pages == () and cite.url == URL and not cite.low_confidence and cite.note is None
     assert doc.meta.pages == () and doc.meta.ocr_engine is None
-    assert Bullet("测试", cite, "c").render() == " • 测试〔《某条例》，生效：1996-09-01〕"
+    assert Bullet("测试", cite, "c").render() == " • 测试〔《某条例》第一条，生效：1996-09-01〕"
 
 
 def test_an_image_upload_is_ocrd_and_its_url_keeps_no_page_fragment():

@@ -96,9 +96,18 @@ class Candidate:
         }
 
 
+ELLIPSIS = "……"  # where a quote leaves text out between two of its verbatim pieces
+# what the copied citation says of a version that is not the law in force on the day asked
+_STATUS_WORDS = {"superseded": "已被取代", "not_yet_in_force": "尚未施行"}
+
+
 @dataclass(frozen=True)
 class Citation:
-    """Where a quote comes from: 〔《title》，生效：date〕 plus the ids that locate it."""
+    """Where a quote comes from: 〔《title》第X条，生效：date〕 plus the ids that locate it.
+
+    `article` is the article's label (第二十八条); `provision` the part the quote is (第二十八条第（二）项,
+    第十条第二款), when it is one part of the article.
+    """
 
     title: str
     effective_date: str | None
@@ -119,12 +128,19 @@ class Citation:
     pages: tuple[int, ...] = ()
     low_confidence: bool = False
     note: str | None = None
+    provision: str | None = None
 
     @property
     def marker(self) -> str:
+        """The complete citation a lawyer pastes: 〔《title》第二十八条第（二）项，生效：2019-03-02〕, and for a version
+        that is not the one in force on the day asked, what it is (，已被取代 / ，尚未施行)."""
+        where = self.provision or self.article
+        parts = [f"《{self.title}》{where}"]
         if self.effective_date:
-            return f"〔《{self.title}》，生效：{self.effective_date}〕"
-        return f"〔《{self.title}》〕"
+            parts.append(f"生效：{self.effective_date}")
+        if self.version_status in _STATUS_WORDS:
+            parts.append(_STATUS_WORDS[self.version_status])
+        return f"〔{'，'.join(parts)}〕"
 
     @property
     def page_label(self) -> str:
@@ -152,11 +168,32 @@ class Citation:
 
 @dataclass(frozen=True)
 class Bullet:
-    """One verbatim span with its citation."""
+    """One quote with its citation. `pieces` are the verbatim slices of the stored text it is made of (the
+    article label, an item's lead-in, the item …); `span` shows them in order, with …… where text is left out.
+    A quote of one contiguous slice has that slice as its only piece."""
 
     span: str
     citation: Citation
     chunk_id: str
+    pieces: tuple[str, ...] = ()
+
+    @property
+    def verbatim_pieces(self) -> tuple[str, ...]:
+        return self.pieces or (self.span,)
+
+    def verbatim_in(self, text: str) -> bool:
+        """Whether every piece of the quote is a substring of `text` (the stored document) and the span shows
+        exactly those pieces, in order, with nothing between them but ……."""
+        rest = self.span
+        for n, piece in enumerate(self.verbatim_pieces):
+            if not piece or piece not in text:
+                return False
+            if n:
+                rest = rest.removeprefix(ELLIPSIS)
+            if not rest.startswith(piece):
+                return False
+            rest = rest[len(piece) :]
+        return rest == ""
 
     def render(self) -> str:
         """One answer line: the span, its marker, the page of a PDF or scan (（第N页）), ⚠ for a doubtful OCR page."""
@@ -166,6 +203,7 @@ class Bullet:
     def to_dict(self) -> dict[str, Any]:
         return {
             "span": self.span,
+            "pieces": list(self.verbatim_pieces),
             "chunk_id": self.chunk_id,
             "text": self.render(),
             "citation": self.citation.to_dict(),
@@ -173,7 +211,8 @@ class Bullet:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Bullet:
-        return cls(str(data["span"]), Citation.from_dict(data["citation"]), str(data["chunk_id"]))
+        pieces = tuple(str(p) for p in data.get("pieces") or ())
+        return cls(str(data["span"]), Citation.from_dict(data["citation"]), str(data["chunk_id"]), pieces)
 
 
 @dataclass(frozen=True)

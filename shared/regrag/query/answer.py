@@ -138,7 +138,7 @@ def answer(request: QueryRequest, path: ReadPath) -> Answered:
     compose_status = COMPOSE_IN_PROCESS if composer is None else remote[1]  # type: ignore[index]
     if remote is not None and remote[0] is not None:
         given = remote[0]
-        quotes = Quotes(given.bullets, given.dropped_spans)
+        quotes = Quotes(given.bullets, given.dropped_spans)  # the remote function's choice of quotes
         verdict = judge(q, ranked, quotes, rerank_status, options.judge)
         composed = finish(q, given, verdict)
     else:
@@ -249,7 +249,7 @@ def _remote_answer(
     sent = {c.chunk.id for c in sent_candidates}
     for bullet in given.bullets:
         text = lookups.text(bullet.citation.doc_id)
-        if bullet.chunk_id not in sent or text is None or bullet.span not in text:
+        if bullet.chunk_id not in sent or text is None or not bullet.verbatim_in(text):
             logs.event(
                 log, logging.ERROR, "remote compose returned a quote that is not verbatim", chunk=bullet.chunk_id
             )

@@ -16,8 +16,11 @@ from regrag.query.forms import Form, asked_forms
 from regrag.query.temporal import AsOf, resolve_as_of
 from regrag.text.figures import asked_units, asks_figure, stated_figure_values
 from regrag.text.places import PlaceScope, mentioned_provinces
-from regrag.text.segment import CJK_CHAR_RE, STOPWORDS, index_terms, load_terms, tokenize
+from regrag.text.segment import CJK_CHAR_RE, STOPWORDS, chinese_share, index_terms, load_terms, tokenize
 
+# a question with fewer Chinese characters than this share is not in Chinese: an English question naming one act
+# ("What does 电力法 say about outages?") is 11 %, a Chinese one with an English acronym (10kV线路的EIA要求是什么？) 50 %
+MIN_CHINESE_SHARE = 0.3
 ANCHOR_TERMS = 2  # the heaviest keywords that make a question specific (what judge checks the quotes hold)
 
 
@@ -41,6 +44,8 @@ class Question:
         forms: the kinds of provision its wording asks for (penalty, procedure, definition …).
         asks_figure: it asks for a number (多少 / 几天 / 比例 …); `units`: the units it names for it (多少元 → 元).
         stated_figures: the values of the figures it states itself (是否每五年更换 → {5}).
+        chinese: it is written in Chinese (at least MIN_CHINESE_SHARE of its characters): the corpus is Chinese
+            text and the lexical leg reads Chinese words, so another language gets a note asking for Chinese.
     """
 
     text: str
@@ -53,6 +58,7 @@ class Question:
     asks_figure: bool = False
     units: tuple[str, ...] = ()
     stated_figures: frozenset[int] = frozenset()
+    chinese: bool = True
 
     def coverage(self, text: str) -> float:
         """Share of the keyword weight found in `text` (0–1)."""
@@ -86,6 +92,7 @@ def analyse(
         asks_figure=asks_figure(text),
         units=asked_units(text),
         stated_figures=frozenset(stated_figure_values(text)),
+        chinese=chinese_share(text) >= MIN_CHINESE_SHARE,
     )
 
 

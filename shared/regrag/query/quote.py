@@ -1,46 +1,56 @@
-"""quote: the spans of the ranked candidates that answer the question, each checked verbatim in its stored text.
+"""quote: from each of the first candidates, the unit of its article that answers the question, shown whole.
 
-Nothing is paraphrased. Spans are whole sentences of the stored article text, chosen by the question's
-keywords; every span is checked to be a substring of the stored document text before it is kept (a span that
-fails is dropped, counted and logged). A candidate whose key-term coverage is below the quote floor is never
-quoted (it stays visible as evidence), nor is a span that is mostly not Chinese.
+A quote is a unit a lawyer can cite (text/provisions.py): the sentence, item or lead-in that best answers
+(query/fit.py), with what it needs to be read alone: an item with the lead-in that says what the list is, a
+lead-in with its items, and the article label in front, joined by …… wherever text is left out. One bullet
+per article, cited as precisely as the quote is (第二十八条第（二）项). Nothing is paraphrased: every piece is a
+slice of the stored document text, checked before it is kept (a quote that fails is dropped, counted and
+logged). A candidate whose key-term coverage is below the quote floor is never quoted (it stays visible as
+evidence), nor is a quote that is mostly not Chinese.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from regrag import logs
-from regrag.domain.results import Bullet, Candidate
+from regrag.domain.results import ELLIPSIS, Bullet, Candidate
 from regrag.query.citations import citation_for
-from regrag.query.question import Keyword, Question
-from regrag.text.segment import CJK_CHAR_RE
-from regrag.text.sentences import sentence_spans
+from regrag.query.fit import Fit, fit, rarity
+from regrag.query.question import Question
+from regrag.text.chunking import KIND_ARTICLE
+from regrag.text.legal import APPENDIX_RE, ARTICLE_RE, HEADING_RE
+from regrag.text.provisions import ITEM, LEAD_IN, Provisions, Unit, item_label, paragraph_label, read_provisions
+from regrag.text.segment import chinese_share
 
 log = logs.get("compose")
 
-MIN_SPAN_CHARS = 20
-FALLBACK_CHARS = 120
-MAX_SPANS_PER_CANDIDATE = 2
-MIN_CHINESE_RATIO = 0.30  # a quoted span below it is mostly not Chinese text
+MIN_CHINESE_RATIO = 0.30  # a quote below it is mostly not Chinese text
+MIN_UNIT_CHARS = 20  # a shorter sentence (禁止窃电。) is quoted with the next one of its paragraph
+# a lead-in is shown with its items; when they are longer than this, only those that hold a key term (and at
+# least the first) are shown, with …… for the rest
+MAX_LIST_CHARS = 400
+MAX_ARTICLE_CHARS = 30_000  # how far back an article's label is looked for (the longest article: ~12 k characters)
 
 
 @dataclass(frozen=True)
 class QuoteConfig:
-    top_n: int = 5  # the candidates quoted from
-    max_bullets: int = 4
-    quote_floor: float = 0.2  # a candidate whose coverage is below it is never quoted
+    top_n: int  # the candidates quoted from
+    max_bullets: int
+    quote_floor: float  # a candidate whose coverage is below it is never quoted
 
 
 @dataclass(frozen=True)
 class Quotes:
-    """What quoting found: the verbatim bullets, spans dropped as not verbatim, spans skipped as not Chinese."""
+    """What quoting found: the verbatim bullets (with each one's fit), quotes dropped as not verbatim, and
+    quotes skipped as not Chinese."""
 
     bullets: tuple[Bullet, ...] = ()
     dropped: int = 0
     foreign: int = 0
+    fits: tuple[Fit, ...] = ()
 
     @property
     def text(self) -> str:
@@ -49,76 +59,178 @@ class Quotes:
 
 
 def chinese_ratio(text: str) -> float:
-    visible = [c for c in text if not c.isspace()]
-    return len(CJK_CHAR_RE.findall(text)) / len(visible) if visible else 0.0
+    return chinese_share(text)
 
 
-def _span_score(text: str, keywords: Sequence[Keyword]) -> float:
-    return sum(k.weight for k in keywords if k.term in text)
+@dataclass(frozen=True)
+class _Choice:
+    """One candidate's quote before the verbatim check: its pieces as document offsets, its provision, its fit."""
 
-
-def select_spans(text: str, keywords: Sequence[Keyword], max_spans: int = MAX_SPANS_PER_CANDIDATE) -> list[str]:
-    """Up to `max_spans` runs of whole sentences (each over MIN_SPAN_CHARS) that carry the most keyword weight.
-
-    Falls back to the text's leading FALLBACK_CHARS characters when no sentence mentions a keyword.
-    """
-    spans = sentence_spans(text)
-    scored = [(i, _span_score(text[s:e], keywords)) for i, (s, e) in enumerate(spans)]
-    ranked = sorted((x for x in scored if x[1] > 0), key=lambda x: (-x[1], x[0]))
-    chosen: list[tuple[int, int]] = []  # sentence index ranges [a, b]
-    for i, _ in ranked:
-        if len(chosen) >= max_spans:
-            break
-        if any(a <= i <= b for a, b in chosen):
-            continue
-        a = b = i
-        # Grow a short sentence with its neighbours (forward first) until the span is long enough.
-        while spans[b][1] - spans[a][0] <= MIN_SPAN_CHARS and (b + 1 < len(spans) or a > 0):
-            if b + 1 < len(spans) and not any(x <= b + 1 <= y for x, y in chosen):
-                b += 1
-            elif a > 0 and not any(x <= a - 1 <= y for x, y in chosen):
-                a -= 1
-            else:
-                break
-        if spans[b][1] - spans[a][0] > MIN_SPAN_CHARS:
-            chosen.append((a, b))
-    if not chosen:
-        lead = text.strip()[:FALLBACK_CHARS].strip()
-        return [lead] if lead else []
-    chosen.sort()
-    return [text[spans[a][0] : spans[b][1]] for a, b in chosen]
+    candidate: Candidate
+    pieces: tuple[tuple[int, int], ...]
+    provision: str | None
+    fit: Fit
 
 
 def quote(
     q: Question, ranked: Sequence[Candidate], source_text: Callable[[str], str | None], config: QuoteConfig
 ) -> Quotes:
-    """Up to `max_bullets` verbatim spans from the first `top_n` candidates that clear the quote floor."""
+    """Up to `max_bullets` verbatim quotes, one per candidate, from the first `top_n` that clear the quote floor."""
     quotable = [c for c in ranked[: config.top_n] if c.features.coverage >= config.quote_floor]
     texts: dict[str, str | None] = {}
     bullets: list[Bullet] = []
+    fits: list[Fit] = []
     dropped = foreign = 0
     for cand in quotable:
+        if len(bullets) >= config.max_bullets:
+            break
         doc_id = cand.chunk.doc_id
         if doc_id not in texts:
             texts[doc_id] = source_text(doc_id)
         stored = texts[doc_id]
-        for span in select_spans(cand.chunk.text, q.keywords):
-            if len(bullets) >= config.max_bullets:
-                return Quotes(tuple(bullets), dropped, foreign)
-            if chinese_ratio(span) < MIN_CHINESE_RATIO:
-                # The product quotes Chinese regulations: a span that is mostly not Chinese (a translation, a
-                # formula or a table of figures) is left to the evidence list, where the reader sees it whole.
-                foreign += 1
-                continue
-            if not stored or span not in stored:
-                dropped += 1
-                logs.event(
-                    log,
-                    logging.WARNING,
-                    "span dropped: not verbatim in the stored text",
-                    doc_id=doc_id,
-                    chunk_id=cand.chunk.id,
-                )
-                continue
-            bullets.append(Bullet(span, citation_for(cand, span), cand.chunk.id))
-    return Quotes(tuple(bullets), dropped, foreign)
+        choice = choose(q, cand, stored) if stored else None
+        if choice is None:
+            dropped += 1
+            _log_dropped(cand)
+            continue
+        pieces = tuple(stored[a:b] for a, b in choice.pieces)  # type: ignore[index]
+        span = join(stored, choice.pieces)  # type: ignore[arg-type]
+        if chinese_ratio(span) < MIN_CHINESE_RATIO:
+            # The product quotes Chinese regulations: a quote that is mostly not Chinese (a translation, a
+            # formula or a table of figures) is left to the evidence list, where the reader sees it whole.
+            foreign += 1
+            continue
+        citation = replace(citation_for(cand, pieces[-1]), provision=choice.provision)
+        bullet = Bullet(span, citation, cand.chunk.id, pieces)
+        if not bullet.verbatim_in(stored):  # type: ignore[arg-type]
+            dropped += 1
+            _log_dropped(cand)
+            continue
+        bullets.append(bullet)
+        fits.append(choice.fit)
+    return Quotes(tuple(bullets), dropped, foreign, tuple(fits))
+
+
+def _log_dropped(cand: Candidate) -> None:
+    logs.event(
+        log,
+        logging.WARNING,
+        "span dropped: not verbatim in the stored text",
+        doc_id=cand.chunk.doc_id,
+        chunk_id=cand.chunk.id,
+    )
+
+
+def choose(q: Question, cand: Candidate, stored: str) -> _Choice | None:
+    """The candidate's quote: the unit of its chunk that fits the question best, with its context."""
+    chunk = cand.chunk
+    if chunk.text != stored[chunk.start : chunk.end]:
+        return None  # the chunk no longer matches the stored text: nothing of it can be quoted
+    start, end = article_region(stored, cand)
+    prov = read_provisions(stored[start:end])
+    units = prov.units
+    eligible = [i for i, u in enumerate(units) if u.start + start < chunk.end and u.end + start > chunk.start]
+    if not eligible:
+        return None
+    rare = rarity(q, [prov.span(i) for i in range(len(units))])
+    fits = {i: fit(q, prov.span(i), _context(prov, i), rare) for i in eligible}
+    best = max(eligible, key=lambda i: (fits[i].score, -i))
+    chosen = _with_context(prov, best, fits, q, rare)
+    pieces = _pieces(prov, chosen, start)
+    return _Choice(cand, pieces, _provision(cand, prov, best, chosen), fits[best])
+
+
+def article_region(stored: str, cand: Candidate) -> tuple[int, int]:
+    """Where the candidate's whole article lies in the stored text: from its label to the next article, heading
+    or appendix (a long article's chunk is one part of it); a chunk that is not an article stands alone."""
+    chunk = cand.chunk
+    if chunk.kind != KIND_ARTICLE or not chunk.article:
+        return chunk.start, chunk.end
+    # the label is the last article start at or before the chunk (a long article's later part lacks it)
+    start = chunk.start
+    window = max(0, chunk.start - MAX_ARTICLE_CHARS)
+    for found in ARTICLE_RE.finditer(stored, window, chunk.start + len(chunk.article) + 1):
+        if found.group("label") == chunk.article:
+            start = found.start("label")
+    ends = [len(stored)]
+    for pattern in (ARTICLE_RE, HEADING_RE, APPENDIX_RE):
+        following = pattern.search(stored, max(chunk.end - 1, start + len(chunk.article)))
+        if following is not None:
+            ends.append(following.start())
+    end = max(min(ends), chunk.end)
+    return start, end
+
+
+def _context(prov: Provisions, index: int) -> str:
+    unit = prov.units[index]
+    return prov.span(unit.lead_in) if unit.kind == ITEM and unit.lead_in is not None else ""
+
+
+def _with_context(prov: Provisions, best: int, fits: dict[int, Fit], q: Question, rare: dict[str, float]) -> list[int]:
+    """The units a quote of `best` shows, in order: an item with its lead-in; a lead-in with its items (those
+    that hold a key term when the list is long); a very short sentence with the next one of its paragraph."""
+    units = prov.units
+    unit = units[best]
+    if unit.kind == ITEM and unit.lead_in is not None:
+        return [unit.lead_in, best]
+    if unit.kind == LEAD_IN:
+        items = prov.items_of(best)
+        if sum(units[i].end - units[i].start for i in items) > MAX_LIST_CHARS:
+            items = [i for i in items if fit(q, prov.span(i), "", rare).coverage > 0] or items[:1]
+        return [best, *items]
+    chosen = [best]
+    following = best + 1
+    if (
+        unit.end - unit.start <= MIN_UNIT_CHARS
+        and following < len(units)
+        and units[following].paragraph == unit.paragraph
+        and units[following].kind != ITEM
+    ):
+        chosen.append(following)
+    return chosen
+
+
+def _pieces(prov: Provisions, chosen: list[int], offset: int) -> tuple[tuple[int, int], ...]:
+    """The document spans of the chosen units, the article label first; adjacent spans merge into one."""
+    spans = [(prov.units[i].start, prov.units[i].end) for i in chosen]
+    if prov.label is not None:
+        spans.insert(0, prov.label)
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged and _adjacent(prov.text, merged[-1][1], a):
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    return tuple((a + offset, b + offset) for a, b in merged)
+
+
+def _adjacent(text: str, end: int, start: int) -> bool:
+    """Only spaces between two spans on one line: one piece (第二十八条 除本条例…)."""
+    gap = text[end:start]
+    return not gap.strip() and "\n" not in gap
+
+
+def join(stored: str, pieces: Sequence[tuple[int, int]]) -> str:
+    """The quote as shown: the pieces in order, run together where only line breaks separate them (the items
+    of a list), with …… where text is left out."""
+    out = []
+    for n, (a, b) in enumerate(pieces):
+        if n:
+            gap = stored[pieces[n - 1][1] : a]
+            out.append("" if not gap.strip() else ELLIPSIS)
+        out.append(stored[a:b])
+    return "".join(out)
+
+
+def _provision(cand: Candidate, prov: Provisions, best: int, chosen: list[int]) -> str | None:
+    """第二十八条第（二）项 for one item, 第十条第二款 for a sentence of the second of several paragraphs; None
+    when the quote is the article as a whole or not an article's part."""
+    if cand.chunk.kind != KIND_ARTICLE or prov.label is None:
+        return None
+    unit: Unit = prov.units[best]
+    where = cand.chunk.article
+    if prov.paragraphs > 1:
+        where += paragraph_label(unit.paragraph)
+    if unit.kind == ITEM and unit.item is not None:
+        where += item_label(unit.item)
+    return where if where != cand.chunk.article else None

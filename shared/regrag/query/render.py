@@ -53,6 +53,12 @@ def heading_for(question: str, filters: Filters) -> str:
     return f"{topic}要点" + (f"（{' / '.join(tags)}）" if tags else "")
 
 
+NOT_CHINESE_NOTE = (
+    "请用中文提问：本库收录中文法规原文，检索和引用都按中文词句进行。"
+    "(Please ask in Chinese: the library holds Chinese regulations and searches their Chinese text.)"
+)
+
+
 def render(
     q: Question,
     quotes: Quotes,
@@ -66,6 +72,10 @@ def render(
     return finish(q, quoted(q, quotes, document_meta, counterpart), verdict)
 
 
+def _language_note(q: Question, answer: Answer) -> Answer:
+    return answer if q.chinese else with_note(answer, NOT_CHINESE_NOTE)
+
+
 def quoted(
     q: Question,
     quotes: Quotes,
@@ -77,16 +87,17 @@ def quoted(
     filters = q.filters
     heading = heading_for(q.text, filters)
     bullets = list(quotes.bullets)
-    answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
     first: dict[str, Citation] = {}  # one citation per document (or URL, without its #page): its first quote
     for b in bullets:
         first.setdefault((b.citation.url or "").split("#", 1)[0] or b.citation.doc_id, b.citation)
     citations = list(first.values())
     version_notes: list[str] = []
     if document_meta is not None:
+        # before the lines are written: a quote of a superseded version says so in its own citation
         bullets, citations, version_notes = annotate_versions(
             bullets, citations, filters.as_of, document_meta, counterpart
         )
+    answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
     if version_notes:
         answer_zh += "\n- 版本提示：\n" + "\n".join(f" • {n}" for n in version_notes)
     ocr_notes = list(dict.fromkeys(b.citation.note for b in bullets if b.citation.note))
@@ -120,7 +131,7 @@ def finish(q: Question, answer: Answer, verdict: Verdict) -> Answer:
     if verdict.low:
         answer = with_caution(answer)
     when = temporal.note(q.as_of)
-    return with_note(answer, when) if when else answer
+    return _language_note(q, with_note(answer, when) if when else answer)
 
 
 def abstention_for(q: Question, quotes: Quotes, verdict: Verdict) -> Answer:
@@ -128,11 +139,12 @@ def abstention_for(q: Question, quotes: Quotes, verdict: Verdict) -> Answer:
     quotable, the reasons when the confidence rule withheld the quotes."""
     if verdict.abstained_by == BY_NO_QUOTES:
         answer = abstention(q.text, q.filters, quotes.dropped)
-        return with_note(answer, FOREIGN_NOTE.format(n=quotes.foreign)) if quotes.foreign else answer
+        answer = with_note(answer, FOREIGN_NOTE.format(n=quotes.foreign)) if quotes.foreign else answer
+        return _language_note(q, answer)
     answer = abstention(q.text, q.filters)
     for reason in verdict.reasons:
         answer = with_note(answer, f"最接近的条文未予引用：{reason}")
-    return answer
+    return _language_note(q, answer)
 
 
 def with_caution(answer: Answer) -> Answer:

@@ -71,6 +71,12 @@ def tokenize(text: str) -> list[str]:
 CJK_CHAR_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
+def chinese_share(text: str) -> float:
+    """The share of a text's visible characters that are Chinese (CJK) characters (0–1)."""
+    visible = [c for c in text if not c.isspace()]
+    return len(CJK_CHAR_RE.findall(text)) / len(visible) if visible else 0.0
+
+
 def cjk_characters(text: str) -> list[str]:
     """Every CJK character of `text`, in order: the unigram half of the lexical terms."""
     return CJK_CHAR_RE.findall(text)

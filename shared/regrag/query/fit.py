@@ -1,0 +1,67 @@
+"""How well one unit of an article (a sentence, a lead-in, an item) answers the question: what picks the span
+that is quoted, and what orders the quotes.
+
+Two parts, both read from what `analyse` took from the question:
+- distinctive coverage: the question's key terms found in the unit, each weighted by how few units of the
+  article contain it (an inverse document frequency within the article). Terms every item shares (供电企业,
+  通知) say little about which item answers; the term only one item has (临时检修) says which. An item's lead-in
+  counts at half weight, since it is shared by every item of its list.
+- what the question asks for, found in the unit: a figure (in the unit asked, when it names one), the figures it
+  states itself, and the kind of provision its wording asks for (question forms: a penalty for 怎么处罚, an
+  authority for 由谁, a time limit for 多久 …; query/forms.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from regrag.query.question import Question
+from regrag.text.figures import figure_in_units, figure_values, states_figure
+
+# each thing the question asks for that the unit holds adds this to its distinctive coverage (a share, 0–1):
+# one such match outweighs half the question's key terms (chosen on the dev sets: bench/README.md)
+ASKED_WEIGHT = 0.5
+LEAD_IN_SHARE = 0.5  # an item's lead-in counts at this share: every item of the list has it
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A unit's fit: its distinctive coverage (0–1) and the asked things it holds (named, for judge and debug)."""
+
+    coverage: float
+    asked: tuple[str, ...]
+
+    @property
+    def score(self) -> float:
+        return self.coverage + ASKED_WEIGHT * len(self.asked)
+
+
+def rarity(q: Question, texts: Sequence[str]) -> dict[str, float]:
+    """Each key term's weight within one article: idf over its units (log((N + 1) / (n + 0.5)))."""
+    n = len(texts)
+    return {k.term: math.log((n + 1) / (sum(k.term in t for t in texts) + 0.5)) for k in q.keywords}
+
+
+def fit(q: Question, text: str, context: str, rare: dict[str, float]) -> Fit:
+    """The fit of a unit's `text` (with `context`: its lead-in, for an item) to the question."""
+    total = sum(k.weight * max(rare.values(), default=1.0) for k in q.keywords)
+    found = 0.0
+    for k in q.keywords:
+        if k.term in text:
+            found += k.weight * rare[k.term]
+        elif context and k.term in context:
+            found += LEAD_IN_SHARE * k.weight * rare[k.term]
+    return Fit(found / total if total > 0 else 0.0, asked_in(q, text))
+
+
+def asked_in(q: Question, text: str) -> tuple[str, ...]:
+    """The things the question asks for that `text` holds, by name."""
+    asked = []
+    if q.asks_figure and states_figure(text) and figure_in_units(q.units, text):
+        asked.append("figure")
+    if q.stated_figures and q.stated_figures & figure_values(text):
+        asked.append("stated_figure")
+    asked += [f.name for f in q.forms if f.answered.search(text)]
+    return tuple(asked)

@@ -1,0 +1,113 @@
+"""The inner structure of one article, as a lawyer cites it: 款 (paragraphs), 项 (items, （一）…) and the lead-in
+sentence that introduces a list of items (…有下列情形之一的：).
+
+An article's text is read into units, each a verbatim span: a plain sentence, a lead-in (a sentence ending in
+：, followed by items) or an item. A unit knows its paragraph (款, counted from 1: a line that is not an item
+starts one) and, for an item, its number (项) and its lead-in. Quoting uses this to show a span whole: an item
+with the sentence that says what the list is, a lead-in with its items, and a citation as precise as the span
+(第二十八条第（二）项, 第十条第二款).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from regrag.text.legal import ARTICLE_RE, ITEM_RE, chinese_to_int, int_to_chinese
+from regrag.text.sentences import sentence_spans
+
+SENTENCE = "sentence"
+LEAD_IN = "lead_in"
+ITEM = "item"
+
+_LEAD_IN_END = ("：", ":")
+_MARKER_NUMBER = re.compile(r"[（(]?(?P<num>[^）)、.．]+)")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One sentence, lead-in or item of an article: `[start, end)` in the text it was read from."""
+
+    kind: str
+    start: int
+    end: int
+    paragraph: int
+    item: int | None = None  # the item's number (（二） → 2)
+    marker: str | None = None  # the item's marker as written: （二） / (二) / 二、 / 2.
+    lead_in: int | None = None  # the index of the item's lead-in among the units (None: a list without one)
+
+
+@dataclass(frozen=True)
+class Provisions:
+    """An article read into units. `label` is the span of its 第X条 label (None for text without one)."""
+
+    text: str
+    units: tuple[Unit, ...]
+    label: tuple[int, int] | None
+    paragraphs: int
+
+    def items_of(self, lead_in: int) -> list[int]:
+        """The indexes of the items a lead-in introduces, in order."""
+        return [i for i, u in enumerate(self.units) if u.lead_in == lead_in]
+
+    def span(self, index: int) -> str:
+        unit = self.units[index]
+        return self.text[unit.start : unit.end]
+
+
+def read_provisions(text: str) -> Provisions:
+    """The units of one article's text (or of any text: without a label the units are its sentences)."""
+    found = ARTICLE_RE.match(text)
+    label = (found.start("label"), found.end("label")) if found else None
+    body_start = found.end() if found else 0
+    units: list[Unit] = []
+    paragraph = 0
+    lead_in: int | None = None
+    for line_start, line_end in _lines(text, body_start):
+        item = ITEM_RE.match(text[line_start:line_end])
+        if item is None:
+            paragraph += 1
+            lead_in = None
+        for start, end in sentence_spans(text[line_start:line_end]):
+            start, end = start + line_start, end + line_start
+            marker = ITEM_RE.match(text[start:end])
+            if marker is not None and (item is not None or lead_in is not None):
+                number = _item_number(marker.group("label"))
+                units.append(Unit(ITEM, start, end, max(paragraph, 1), number, marker.group("label"), lead_in))
+                continue
+            if item is not None and units and units[-1].kind == ITEM:
+                # a further sentence of an item (（三）…限电。引起停电…恢复供电。) belongs to that item
+                units[-1] = replace(units[-1], end=end)
+                continue
+            kind = LEAD_IN if text[start:end].rstrip().endswith(_LEAD_IN_END) else SENTENCE
+            units.append(Unit(kind, start, end, max(paragraph, 1)))
+            if kind == LEAD_IN:
+                lead_in = len(units) - 1
+    return Provisions(text, tuple(units), label, max(paragraph, 1))
+
+
+def _lines(text: str, start: int) -> list[tuple[int, int]]:
+    """The non-blank lines of `text` from `start`, as spans without their line breaks."""
+    spans = []
+    for m in re.finditer(r"[^\n]+", text[start:]):
+        if m.group().strip():
+            spans.append((m.start() + start, m.end() + start))
+    return spans
+
+
+def _item_number(marker: str) -> int | None:
+    m = _MARKER_NUMBER.match(marker)
+    try:
+        return chinese_to_int(m.group("num")) if m else None
+    except ValueError:
+        return None
+
+
+def paragraph_label(number: int) -> str:
+    """第二款 for the second paragraph."""
+    return f"第{int_to_chinese(number)}款"
+
+
+def item_label(number: int) -> str:
+    """第（二）项 for the second item."""
+    return f"第（{int_to_chinese(number)}）项"
