@@ -19,7 +19,7 @@ from regrag.text.places import PlaceScope, mentioned_provinces
 from regrag.text.segment import CJK_CHAR_RE, STOPWORDS, chinese_share, index_terms, load_terms, tokenize
 
 # a question with fewer Chinese characters than this share is not in Chinese: an English question naming one act
-# ("What does 电力法 say about outages?") is 11 %, a Chinese one with an English acronym (10kV线路的EIA要求是什么？) 50 %
+# ("What does 电力法 say about outages?") is 11 %, a Chinese one with an acronym (10kV线路的EIA要求是什么？) 50 %
 MIN_CHINESE_SHARE = 0.3
 ANCHOR_TERMS = 2  # the heaviest keywords that make a question specific (what judge checks the quotes hold)
 
