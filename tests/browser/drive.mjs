@@ -80,9 +80,19 @@ async function loaded() {
   await page.waitForFunction(() => !document.querySelector('#corpus-hint').textContent.includes('正在加载'));
 }
 
-async function search({ question, province = '', docClass = '', asOf = '', corpora = null }) {
+/** Ticks exactly `codes` in the province picker (opening it first, as a user would). */
+async function pickProvinces(codes) {
+  if (!(await page.$eval('#province-picker', (el) => el.open))) await page.click('#province-summary');
+  for (const box of await page.$$('#province-list input')) {
+    const code = await box.getAttribute('value');
+    if (codes.includes(code)) await box.check();
+    else await box.uncheck();
+  }
+}
+
+async function search({ question, provinces = null, docClass = '', asOf = '', corpora = null }) {
   await page.fill('#question', question);
-  await page.selectOption('#f-province', province);
+  if (provinces) await pickProvinces(provinces);
   await page.selectOption('#f-doc-class', docClass);
   await page.fill('#f-as-of', asOf);
   if (corpora) {
@@ -170,6 +180,11 @@ await step('load', async () => {
       el.dataset.filter,
       [...el.options].map((o) => [o.value, o.textContent]),
     ]))),
+    provinces: await page.$$eval('#province-list input', (els) => els.map((el) => [
+      el.value, document.querySelector(`label[for="${el.id}"]`).textContent, el.checked,
+    ])),
+    province_summary: await page.textContent('#province-summary'),
+    province_label: await page.textContent('#province-label'),
     labels: await page.$$eval('label[for]', (els) => els.map((el) => [el.htmlFor, el.textContent.trim()])),
   };
 });
@@ -199,7 +214,7 @@ await step('select_corpora', async () => {
 
 await step('search', async () => {
   await load();
-  const sent = await search({ question: QUESTION, province: 'national', docClass: 'grid', asOf: '2020-01-01' });
+  const sent = await search({ question: QUESTION, provinces: ['national'], docClass: 'grid', asOf: '2020-01-01' });
   const result = {
     ...sent,
     answer_title: await page.textContent('.answer-title'),
@@ -211,6 +226,7 @@ await step('search', async () => {
     }))),
     incomplete: await texts('.incomplete'),
     meta: await page.textContent('.answer-meta'),
+    search_meta: await page.textContent('#search-meta'),
     cards: await cards(),
     evidence: await page.$$eval('.evidence-item', (els) => els.map((el) => ({
       title: el.querySelector('.ev-title').textContent,
@@ -224,6 +240,7 @@ await step('search', async () => {
     quote_chinese: await chineseRendering('.bullet .quote'),
   };
   result.screenshot = await shot('results');
+  await page.click('#details > summary');
   result.timeout_screenshot = await shot('corpus-status', { target: page.locator('#corpus-status') });
   result.results_text = await page.locator('#results').innerText();
   return result;
@@ -370,6 +387,109 @@ await step('errors', async () => {
   return { empty, too_long: tooLong, cancelled, network, all_failed: allFailed };
 });
 
+await step('answer_first', async () => {
+  // A phone: the quotes come first; how they were found stays folded until asked for.
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await load();
+    await search({ question: QUESTION });
+    const box = (sel) => page.$eval(sel, (el) => {
+      const r = el.getBoundingClientRect();
+      return { top: r.top + window.scrollY, height: r.height, visible: r.height > 0 };
+    });
+    const folded = {
+      answer: await box('#answer'),
+      first_quote: await box('.bullet .quote'),
+      details: await box('#details'),
+      details_open: await page.$eval('#details', (el) => el.open),
+      summary: await page.textContent('#details > summary'),
+      cards_visible: await page.locator('#corpus-status .card').first().isVisible(),
+      evidence_visible: await page.locator('.evidence-item').first().isVisible(),
+      page_height: await page.evaluate(() => document.documentElement.scrollHeight),
+    };
+    const screenshot = await shot('phone-answer');
+    await page.click('#details > summary');
+    const opened = {
+      cards_visible: await page.locator('#corpus-status .card').first().isVisible(),
+      evidence_visible: await page.locator('.evidence-item').first().isVisible(),
+      page_height: await page.evaluate(() => document.documentElement.scrollHeight),
+    };
+    return { folded, opened, screenshot };
+  } finally {
+    await page.setViewportSize({ width: 1400, height: 1000 });
+  }
+});
+
+await step('provinces', async () => {
+  await load();
+  await page.fill('#question', QUESTION);
+  await page.click('#province-summary');
+  await page.check('#f-province-sh');
+  const ticked = {
+    national: await page.isChecked('#f-province-national'),
+    summary: await page.textContent('#province-summary'),
+  };
+  lastQuery = null;
+  await page.click('#search-button');
+  await page.waitForFunction(() => document.querySelector('#progress').hidden && !document.querySelector('#answer').hidden);
+  const withNational = { request: lastQuery, address: page.url() };
+  await page.uncheck('#f-province-national');
+  await page.check('#f-province-gd');
+  lastQuery = null;
+  await page.click('#search-button');
+  await page.waitForFunction(() => document.querySelector('#progress').hidden
+    && (!document.querySelector('#answer').hidden || !document.querySelector('#error').hidden));
+  const withoutNational = {
+    request: lastQuery,
+    national: await page.isChecked('#f-province-national'),
+    address: page.url(),
+  };
+  return { ticked, with_national: withNational, without_national: withoutNational };
+});
+
+await step('shared_address', async () => {
+  // The address of a search, opened again (a colleague's link): the form is as it was and the question is asked.
+  const shared = new URL(url);
+  shared.search = new URLSearchParams({
+    q: QUESTION, province: 'sh,national', doc_class: 'grid', as_of: '2020-01-01', corpora: 'national,shanghai',
+  }).toString();
+  lastQuery = null;
+  await page.goto(shared.href);
+  await loaded();
+  await page.waitForFunction(() => document.querySelector('#progress').hidden
+    && (!document.querySelector('#answer').hidden || !document.querySelector('#error').hidden));
+  return {
+    request: lastQuery,
+    question: await page.inputValue('#question'),
+    provinces: await page.$$eval('#province-list input:checked', (els) => els.map((el) => el.value)),
+    doc_class: await page.inputValue('#f-doc-class'),
+    as_of: await page.inputValue('#f-as-of'),
+    corpora: await page.$$eval('#corpus-list input:checked', (els) => els.map((el) => el.value)),
+  };
+});
+
+await step('copy', async () => {
+  // What 复制引文 puts on the clipboard: the quote and its complete citation, article included.
+  await load();
+  await page.evaluate(() => {
+    window.copied = [];
+    Object.defineProperty(navigator, 'clipboard', {
+      configurable: true,
+      value: { writeText: async (text) => { window.copied.push(text); } },
+    });
+  });
+  await search({ question: QUESTION, provinces: ['national'] });
+  const first = page.locator('.bullet').first();
+  await first.locator('.copy').click();
+  await page.waitForFunction(() => window.copied.length > 0);
+  return {
+    copied: await page.evaluate(() => window.copied[0]),
+    span: await first.locator('.quote').textContent(),
+    marker: await first.locator('.cite').textContent(),
+    button: await first.locator('.copy').textContent(),
+  };
+});
+
 await step('cross_origin', async () => {
   // The page as a separately hosted service: ?api= points it at another origin (the same server, named
   // localhost instead of 127.0.0.1), so every call is a real cross-origin request with a CORS preflight.
@@ -377,7 +497,7 @@ await step('cross_origin', async () => {
   const api = `${pageUrl.protocol}//localhost:${pageUrl.port}`;
   await page.goto(`${url}?api=${encodeURIComponent(api)}`);
   await loaded();
-  const sent = await search({ question: QUESTION, province: 'national' });
+  const sent = await search({ question: QUESTION, provinces: ['national'] });
   return {
     api,
     note: await page.textContent('#api-origin'),

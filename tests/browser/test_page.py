@@ -104,12 +104,15 @@ def test_page_loads_clean_with_corpora_and_chinese_filter_labels(run: dict[str, 
     assert sorted(load["corpora"]) == [["henan", True], ["national", True], ["shanghai", True]]
     assert load["search_disabled"] is False and "3 / 3" in load["hint"]
     options = {key: dict(pairs) for key, pairs in load["options"].items()}
-    assert options["province"].pop("") == "不限"
-    assert options["province"] == {code: PROVINCE_NAMES[code] for code in PROVINCE_CODES}
     assert set(options["asset"]) == {"", *ASSETS} and set(options["doc_class"]) == {"", *DOC_CLASSES}
     assert set(options["regulation_level"]) == {"", *LEVELS}
+    # provinces: a multi-select of every province, national rules first; nothing ticked means no filter
+    provinces = {code: label for code, label, _ in load["provinces"]}
+    assert next(iter(provinces)) == "national" and set(provinces) == set(PROVINCE_CODES)
+    assert all(provinces[c] == PROVINCE_NAMES[c] for c in PROVINCE_CODES if c != "national")
+    assert not any(checked for _, _, checked in load["provinces"]) and load["province_summary"] == "不限"
     labels = dict(load["labels"])
-    assert labels["question"] == "问题" and labels["f-province"] == "省份" and labels["corpus-all"] == "全选"
+    assert labels["question"] == "问题" and load["province_label"] == "省份" and labels["corpus-all"] == "全选"
     assert not run["page_errors"], run["page_errors"]
 
 
@@ -132,10 +135,11 @@ def test_search_with_filters_shows_cited_quotes_and_evidence(run: dict[str, Any]
     assert s["bullets"], "no quoted bullets"
     assert s["announced"] == f"检索完成：{len(s['bullets'])} 条引文。"
     first = s["bullets"][0]
-    assert first["marker"] == "〔《电力供应与使用条例》，生效：2019-03-02〕"
-    assert first["article"] == "第二十八条" and first["corpora"] == ["national"]
-    assert "提前7天通知用户" in " ".join(b["span"] for b in s["bullets"])
-    assert "筛选：全国 · 电网与供用电 · 时点 2020-01-01" in s["meta"] and "未重新排序" in s["meta"]
+    # the item that answers, cited with its article and item: the marker a lawyer pastes
+    assert first["marker"] == "〔《电力供应与使用条例》第二十八条第（一）项，生效：2019-03-02〕"
+    assert first["article"] == "第二十八条第（一）项" and first["corpora"] == ["national"]
+    assert "提前7天通知用户" in first["span"] and first["span"].startswith("第二十八条")
+    assert "筛选：全国 · 电网与供用电 · 时点 2020-01-01" in s["meta"] and "未重新排序" in s["search_meta"]
     assert "地域" not in s["meta"]  # the question names no place
     assert s["evidence"] and all(e["corpora"] == ["national"] for e in s["evidence"])
     top = s["evidence"][0]
@@ -186,7 +190,7 @@ def test_citation_opens_the_article_in_its_document(run: dict[str, Any], service
     stored = doc["text"][cited[0]["start"] : cited[0]["end"]]
     assert a["cited"][0]["text"].split() == stored.split()
     bullets = step(run, "search")["bullets"]
-    assert a["marked"] == bullets[0]["span"]
+    assert a["marked"] == bullets[0]["span"].replace("……", "")  # every piece of the quote, marked in place
     # The whole document is shown, in context: every article, the chapter headings, the metadata.
     assert a["articles_in_document"] == len(doc["anchors"]) and "第四章 电力供应" in a["headings"]
     assert "2019-03-02" in a["meta"] and a["cited_in_view"] and a["citation_moved_px"] < 50
@@ -255,13 +259,55 @@ def test_page_can_use_an_api_on_another_origin(run: dict[str, Any]) -> None:
     c = step(run, "cross_origin")
     assert c["note_visible"] and c["note"] == f"数据来源：{c['api']}"
     assert c["corpora"] == 3 and c["query_url"] == f"{c['api']}/query"
-    assert c["error_hidden"] and "〔《电力供应与使用条例》，生效：2019-03-02〕" in c["markers"]
+    assert c["error_hidden"] and "〔《电力供应与使用条例》第二十八条第（一）项，生效：2019-03-02〕" in c["markers"]
+
+
+def test_the_answer_comes_first_and_how_it_was_found_is_folded(run: dict[str, Any]) -> None:
+    """On a phone the first quote is on the first screen; corpus cards and candidate articles wait behind
+    依据与检索详情 (they made the page 10,666 px long)."""
+    a = step(run, "answer_first")
+    folded, opened = a["folded"], a["opened"]
+    assert folded["answer"]["top"] < folded["details"]["top"] and folded["summary"] == "依据与检索详情"
+    assert not folded["details_open"] and not folded["cards_visible"] and not folded["evidence_visible"]
+    assert folded["first_quote"]["top"] < 2 * 844  # within two screens of the top, search form included
+    assert opened["cards_visible"] and opened["evidence_visible"]
+    assert folded["page_height"] < opened["page_height"] / 2
+
+
+def test_provinces_are_a_multi_select_that_keeps_national_rules(run: dict[str, Any]) -> None:
+    p = step(run, "provinces")
+    assert p["ticked"] == {"national": True, "summary": "全国、上海"}  # ticking 上海 ticked national rules too
+    assert p["with_national"]["request"]["filters"]["province"] == ["national", "sh"]
+    assert "province=national%2Csh" in p["with_national"]["address"]
+    # unticked on purpose, national rules stay out, even when another province is ticked afterwards
+    assert p["without_national"]["request"]["filters"]["province"] == ["sh", "gd"]
+    assert p["without_national"]["national"] is False and "province=sh%2Cgd" in p["without_national"]["address"]
+
+
+def test_a_shared_address_restores_the_search_and_asks_it(run: dict[str, Any]) -> None:
+    s = step(run, "shared_address")
+    assert s["question"] == "供电企业因计划检修需要停电，应当提前几天通知用户？"
+    assert sorted(s["provinces"]) == ["national", "sh"] and s["doc_class"] == "grid" and s["as_of"] == "2020-01-01"
+    assert sorted(s["corpora"]) == ["national", "shanghai"]
+    assert s["request"] == {
+        "question": s["question"],
+        "filters": {"province": ["national", "sh"], "doc_class": ["grid"], "as_of": "2020-01-01"},
+        "corpora": ["national", "shanghai"],
+    }
+
+
+def test_the_copy_button_copies_the_quote_with_its_complete_citation(run: dict[str, Any]) -> None:
+    c = step(run, "copy")
+    assert c["copied"] == f"{c['span']}{c['marker']}" and c["button"] == "已复制"
+    assert "第二十八条" in c["marker"] and "，生效：2019-03-02〕" in c["marker"]
 
 
 def test_screenshots_are_saved(run: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     assert not run["errors"], list(run["errors"])
     shots = [Path(p) for p in run["screenshots"]]
-    assert {p.name for p in shots} >= {"results.png", "article.png", "corpus-status.png", "error-503.png"}
+    assert {p.name for p in shots} >= {
+        "results.png", "article.png", "corpus-status.png", "error-503.png", "phone-answer.png"
+    }
     assert all(p.stat().st_size > 10_000 for p in shots)
     with capsys.disabled():
         print("\nbrowser screenshots:\n  " + "\n  ".join(str(p) for p in shots))

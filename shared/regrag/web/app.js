@@ -39,6 +39,9 @@ const state = {
   articleToken: 0, // ignores an article that arrives after the user asked for another one
   lastTrigger: null, // the button that opened the article panel (focus returns there on close)
   documents: new Map(), // doc_id → Promise of GET /documents/<id>
+  nationalTouched: false, // the user ticked or unticked national rules themselves: leave that choice alone
+  urlCorpora: null, // the corpora a shared address names (null: all)
+  askOnLoad: false, // the address names a question: ask it once the corpora are known
 };
 
 const $ = (selector) => document.querySelector(selector);
@@ -149,6 +152,58 @@ function fillFilterSelects() {
       select.append(h('option', { value: code }, label));
     }
   }
+  fillProvinces();
+}
+
+// --- provinces: several at once, national rules included unless unticked ---------------------------------
+
+function provinceBoxes() {
+  return [...document.querySelectorAll('#province-list input[type="checkbox"]')];
+}
+
+function fillProvinces() {
+  const option = (code, label, extra) => {
+    const id = `f-province-${code}`;
+    return h('li', { class: code === 'national' ? 'national' : null },
+      h('input', { type: 'checkbox', id, value: code, dataset: { province: code }, onchange: onProvinceChange, ...extra }),
+      h('label', { for: id }, label));
+  };
+  const provinces = Object.entries(VOCAB.province).filter(([code]) => code !== 'national');
+  fill($('#province-list'),
+    option('national', '全国性规定（法律、行政法规、部门规章）'),
+    provinces.map(([code, label]) => option(code, label)));
+  updateProvinceSummary();
+}
+
+/** A project in one province is bound by national law too: ticking the first province ticks national rules,
+ * unless the user has unticked them on purpose. */
+function onProvinceChange(event) {
+  const box = event.currentTarget;
+  const national = $('#f-province-national');
+  if (box === national) state.nationalTouched = true;
+  else if (box.checked && !state.nationalTouched) {
+    const others = provinceBoxes().filter((b) => b !== national && b !== box && b.checked);
+    if (!others.length) national.checked = true;
+  }
+  updateProvinceSummary();
+}
+
+function selectedProvinces() {
+  return provinceBoxes().filter((box) => box.checked).map((box) => box.value);
+}
+
+function updateProvinceSummary() {
+  const chosen = selectedProvinces();
+  $('#province-summary').replaceChildren(chosen.length
+    ? chosen.map((code) => (code === 'national' ? '全国' : VOCAB.province[code] || code)).join('、')
+    : '不限');
+}
+
+function setProvinces(codes) {
+  for (const box of provinceBoxes()) box.checked = codes.includes(box.value);
+  // a shared link that leaves national rules out did so on purpose
+  state.nationalTouched = codes.length > 0 && !codes.includes('national');
+  updateProvinceSummary();
 }
 
 function readFilters() {
@@ -156,10 +211,54 @@ function readFilters() {
   for (const select of document.querySelectorAll('select[data-filter]')) {
     if (select.value) filters[select.dataset.filter] = [select.value];
   }
+  const provinces = selectedProvinces();
+  if (provinces.length) filters.province = provinces;
   const asOf = $('#f-as-of').value;
   if (asOf) filters.as_of = asOf;
   if ($('#f-include-superseded').checked) filters.include_superseded = true;
   return filters;
+}
+
+// --- the search in the page's address, so it can be shared ------------------------------------------------
+
+const URL_FILTERS = ['asset', 'doc_class', 'regulation_level'];
+
+/** ?q=…&province=sh,national&as_of=… for the search just made (the API base, ?api=, is kept). */
+function writeUrl(body) {
+  const params = new URLSearchParams();
+  const kept = new URLSearchParams(window.location.search).get('api');
+  if (kept) params.set('api', kept);
+  params.set('q', body.question);
+  const f = body.filters || {};
+  if (f.province) params.set('province', f.province.join(','));
+  for (const key of URL_FILTERS) if (f[key]) params.set(key, f[key].join(','));
+  if (f.as_of) params.set('as_of', f.as_of);
+  if (f.include_superseded) params.set('include_superseded', '1');
+  if (body.corpora && state.corpora && body.corpora.length < state.corpora.length) {
+    params.set('corpora', body.corpora.join(','));
+  }
+  window.history.replaceState(null, '', `${window.location.pathname}?${params}`);
+}
+
+/** The form as a shared address describes it; true when it names a question (which is then asked). */
+function readUrl() {
+  const params = new URLSearchParams(window.location.search);
+  const list = (key) => (params.get(key) || '').split(',').map((v) => v.trim()).filter(Boolean);
+  if (params.has('province')) setProvinces(list('province'));
+  for (const key of URL_FILTERS) {
+    const select = document.querySelector(`select[data-filter="${key}"]`);
+    const value = list(key)[0];
+    if (select && value && [...select.options].some((o) => o.value === value)) select.value = value;
+  }
+  if (params.get('as_of')) $('#f-as-of').value = params.get('as_of');
+  $('#f-include-superseded').checked = params.get('include_superseded') === '1';
+  state.urlCorpora = params.has('corpora') ? list('corpora') : null;
+  const question = params.get('q');
+  if (question) {
+    $('#question').value = question;
+    updateCounter();
+  }
+  return Boolean(question);
 }
 
 function corpusBoxes() {
@@ -175,6 +274,9 @@ async function loadCorpora() {
     const data = await api('/corpora');
     state.corpora = Array.isArray(data.corpora) ? data.corpora : [];
     renderCorpora();
+    if (state.urlCorpora) {
+      for (const box of corpusBoxes()) box.checked = state.urlCorpora.includes(box.value);
+    }
   } catch (err) {
     // Without the list the search still works: leaving `corpora` out of the request searches every corpus.
     state.corpora = null;
@@ -182,6 +284,10 @@ async function loadCorpora() {
     $('#corpus-hint').classList.add('warn');
   }
   updateSearchState();
+  if (state.askOnLoad) {
+    state.askOnLoad = false;
+    if (!$('#search-button').disabled) $('#search-form').requestSubmit();
+  }
 }
 
 function renderCorpora() {
@@ -233,10 +339,12 @@ function updateCounter() {
 // --- searching ----------------------------------------------------------------------------------------------
 
 function clearResults() {
-  for (const id of ['#error', '#answer', '#corpus-status', '#evidence']) {
+  for (const id of ['#error', '#answer', '#search-meta', '#corpus-status', '#evidence']) {
     $(id).replaceChildren();
-    $(id).hidden = true;
+    $(id).hidden = id !== '#search-meta';
   }
+  $('#details').hidden = true;
+  $('#details').open = false;
 }
 
 function showError(err) {
@@ -283,6 +391,7 @@ async function search(event) {
   }
   const body = { question, filters: readFilters() };
   if (Array.isArray(state.corpora)) body.corpora = selectedCorpora();
+  writeUrl(body);
 
   state.controller = new AbortController();
   updateSearchState();
@@ -290,6 +399,9 @@ async function search(event) {
   try {
     const data = await api('/query', { method: 'POST', body, signal: state.controller.signal });
     renderResults(data);
+    // On a phone the form fills the screen: bring the answer up rather than leave it below the fold.
+    const top = $('#answer').getBoundingClientRect().top;
+    if (top > window.innerHeight * 0.8) $('#answer').scrollIntoView({ block: 'start' });
     announce(data.abstained ? '检索完成：未找到相关规定。' : `检索完成：${(data.bullets || []).length} 条引文。`);
   } catch (err) {
     if (err.name === 'AbortError') {
@@ -393,9 +505,22 @@ function scopeNote(scope) {
 function renderResults(data) {
   const stats = Array.isArray(data.corpus_stats) ? data.corpus_stats : [];
   renderAnswer(data, stats);
+  renderSearchMeta(data);
   renderCorpusStatus(stats);
   renderEvidence(data.candidates || [], data.abstained);
+  $('#details').hidden = false;
 }
+
+/** How the answer was found: the ordering used, the time taken, quotes that failed the verbatim check. */
+function renderSearchMeta(data) {
+  fill($('#search-meta'),
+    h('span', { class: data.rerank_status === 'ok' || data.rerank_status === 'skipped' ? '' : 'warn' },
+      `排序：${RERANK_STATUS[data.rerank_status] || `重新排序未完成（${data.rerank_status}），按检索得分排列`}`),
+    data.timings_ms && data.timings_ms.total !== undefined ? h('span', null, `用时 ${Math.round(data.timings_ms.total)} 毫秒`) : null,
+    data.confidence && data.confidence.level ? h('span', null, `置信度：${CONFIDENCE[data.confidence.level] || data.confidence.level}`) : null);
+}
+
+const CONFIDENCE = { high: '高', medium: '中', low: '低' };
 
 function renderAnswer(data, stats) {
   const box = $('#answer');
@@ -409,9 +534,6 @@ function renderAnswer(data, stats) {
     h('span', null, `筛选：${filterSummary(data.filters || {})}`),
     temporalNote(data.temporal),
     scopeNote(data.scope),
-    h('span', { class: data.rerank_status === 'ok' || data.rerank_status === 'skipped' ? '' : 'warn' },
-      `排序：${RERANK_STATUS[data.rerank_status] || `重新排序未完成（${data.rerank_status}），按检索得分排列`}`),
-    data.timings_ms && data.timings_ms.total !== undefined ? h('span', null, `用时 ${Math.round(data.timings_ms.total)} 毫秒`) : null,
     data.dropped_spans ? h('span', { class: 'warn' }, `${data.dropped_spans} 段摘录未通过原文核对，已删除`) : null);
 
   if (data.abstained) {
@@ -440,10 +562,10 @@ function renderAnswer(data, stats) {
           title: '在原文中查看该条',
           'aria-label': `查看原文：${cite.marker || ''} ${cite.article || ''}`,
           onclick: (e) => openArticle(
-            { doc_id: cite.doc_id, article: cite.article, chunk_id: bullet.chunk_id, span: bullet.span },
+            { doc_id: cite.doc_id, article: cite.article, chunk_id: bullet.chunk_id, pieces: bullet.pieces || [bullet.span] },
             e.currentTarget),
         }, cite.marker || `《${cite.title}》`),
-        h('span', { class: 'badge article-badge' }, cite.article || '正文'),
+        h('span', { class: 'badge article-badge' }, cite.provision || cite.article || '正文'),
         corpusBadges(cite.corpora),
         versionBadge(version, cite.article),
         pageBadge(cite),
@@ -769,12 +891,18 @@ function renderArticle(doc, versions, want) {
   const anchors = [...(doc.anchors || [])].sort((a, b) => a.start - b.start);
   const isCited = (a) => (want.article ? a.article === want.article : a.id === want.chunk_id);
   const citedAnchors = anchors.filter(isCited);
-  // The quoted span, located inside the cited chunk (it is a verbatim slice of the stored text).
+  // The quote's pieces (each a verbatim slice of the stored text), found in order from the cited article on.
   const marks = [];
   const home = anchors.find((a) => a.id === want.chunk_id) || citedAnchors[0];
-  if (want.span && home) {
-    const at = text.indexOf(want.span, home.start);
-    if (at >= 0 && at < home.end) marks.push([at, at + want.span.length]);
+  if (want.pieces && home) {
+    const article = citedAnchors.length ? citedAnchors[0].start : home.start;
+    let from = Math.min(article, home.start);
+    for (const piece of want.pieces) {
+      const at = text.indexOf(piece, from);
+      if (at < 0) break;
+      marks.push([at, at + piece.length]);
+      from = at + piece.length;
+    }
   }
 
   // In another version the same article number may hold different text: say so instead of "cited".
@@ -820,8 +948,12 @@ function loadDocument(docId) {
 async function openArticle(want, trigger) {
   const token = ++state.articleToken;
   state.lastTrigger = trigger || null;
+  // Opening the panel narrows the answer column and its quotes reflow: scroll by as much as the clicked
+  // citation moved, so the reader keeps their place in the answer.
+  const before = trigger ? trigger.getBoundingClientRect().top : null;
   $('#article-panel').hidden = false;
   document.querySelector('.layout').classList.add('with-article');
+  if (before !== null) window.scrollBy(0, trigger.getBoundingClientRect().top - before);
   $('#article-title').replaceChildren('条文原文');
   $('#article-path').replaceChildren();
   $('#article-body').replaceChildren(h('p', { class: 'loading' }, '正在加载原文…'));
@@ -879,6 +1011,7 @@ function init() {
     if (e.key === 'Escape' && !$('#article-panel').hidden) closeArticle();
   });
   updateCounter();
+  state.askOnLoad = readUrl();
   updateSearchState();
   loadCorpora();
 }
