@@ -1,6 +1,6 @@
 """The capabilities the pipeline needs, as Protocols. Local and GCP adapters implement them.
 
-Dependencies point one way: functions → regrag.pipeline → regrag.ports ← regrag.adapters.
+Dependencies point one way: functions → regrag's stages (ingest/, query/, views/) → regrag.ports ← regrag.adapters.
 """
 
 from __future__ import annotations
