@@ -10,6 +10,8 @@ from typing import Any
 
 from regrag.cloud_facts import (
     DEFAULT_TEMPERATURE,
+    DOCUMENTAI_OCR_LOCATIONS,
+    DOCUMENTAI_PROCESSOR_PATTERN,
     GEMINI_MODELS,
     THINKING_LEVELS,
     GenerationParams,
@@ -145,14 +147,19 @@ class Settings:
     # its wheel), documentai = Document AI (REGRAG_DOCUMENTAI_PROCESSOR), off = scans are refused. Unset: local in
     # local mode; in GCP mode documentai when a processor is named, else off (see `ocr_engine`).
     ocr: str | None = field(default=None, metadata={"env": "REGRAG_OCR", "choices": ("local", "documentai", "off")})
+    # the processor VERSION (…/processors/ID/processorVersions/V), so every OCR'd page records which model read
+    # it and no silent default-version change can happen; terraform output deploy_env prints it
     documentai_processor: str | None = field(
         default=None,
         metadata={
             "env": "REGRAG_DOCUMENTAI_PROCESSOR",
-            "pattern": r"projects/[^/]+/locations/[a-z0-9-]+/processors/[^/]+(/processorVersions/[^/]+)?",
+            "pattern": DOCUMENTAI_PROCESSOR_PATTERN,
+            "shape": "projects/P/locations/L/processors/ID/processorVersions/V",
         },
     )
-    documentai_location: str = field(default="us", metadata={"env": "REGRAG_DOCUMENTAI_LOCATION"})
+    documentai_location: str = field(
+        default="us", metadata={"env": "REGRAG_DOCUMENTAI_LOCATION", "choices": DOCUMENTAI_OCR_LOCATIONS}
+    )
     documentai_timeout_s: float = field(default=60.0, metadata={"env": "REGRAG_DOCUMENTAI_TIMEOUT_S", "min": 0.1})
     documentai_emulator_host: str | None = field(default=None, metadata={"env": "REGRAG_DOCUMENTAI_EMULATOR_HOST"})
     # limits per document: over one, the document is a recorded permanent failure (never a crash)
@@ -337,7 +344,8 @@ def gcp_problems(values: Mapping[str, Any]) -> list[str]:
         value, pattern = values.get(f.name), f.metadata.get("pattern")
         if pattern and value and not re.fullmatch(pattern, str(value)):
             hint = f" ({f.metadata['hint']})" if "hint" in f.metadata else ""
-            problems.append(f"{f.metadata['env']}={value!r}: expected {pattern}{hint}")
+            shape = f.metadata.get("shape", pattern)  # a readable form where the pattern has named groups
+            problems.append(f"{f.metadata['env']}={value!r}: expected {shape}{hint}")
     return problems
 
 
@@ -365,18 +373,24 @@ def gemini_problems(values: Mapping[str, Any]) -> list[str]:
 
 
 def ocr_problems(values: Mapping[str, Any]) -> list[str]:
-    """Document AI named without a processor, or a processor outside REGRAG_DOCUMENTAI_LOCATION."""
+    """Document AI named without a processor version, or a processor outside REGRAG_DOCUMENTAI_LOCATION."""
     processor = values.get("documentai_processor")
     if values.get("ocr") == "documentai" and not processor:
-        return ["REGRAG_OCR=documentai needs REGRAG_DOCUMENTAI_PROCESSOR (projects/P/locations/L/processors/ID)"]
-    location = values.get("documentai_location", "us")
-    match = re.fullmatch(r"projects/[^/]+/locations/([a-z0-9-]+)/processors/.+", str(processor or ""))
-    if processor and match is None and values.get("mode", "local") != "gcp":  # gcp_problems checks the pattern
-        return [f"REGRAG_DOCUMENTAI_PROCESSOR={processor!r}: expected projects/P/locations/L/processors/ID"]
-    if match and match.group(1) != location:
         return [
-            f"REGRAG_DOCUMENTAI_PROCESSOR is in location {match.group(1)!r} but REGRAG_DOCUMENTAI_LOCATION is "
-            f"{location!r} (the processor's region picks the endpoint)"
+            "REGRAG_OCR=documentai needs REGRAG_DOCUMENTAI_PROCESSOR "
+            "(projects/P/locations/L/processors/ID/processorVersions/V)"
+        ]
+    location = values.get("documentai_location", "us")
+    match = re.fullmatch(DOCUMENTAI_PROCESSOR_PATTERN, str(processor or ""))
+    if processor and match is None and values.get("mode", "local") != "gcp":  # gcp_problems checks the pattern
+        return [
+            f"REGRAG_DOCUMENTAI_PROCESSOR={processor!r}: expected "
+            "projects/P/locations/L/processors/ID/processorVersions/V (the version each OCR'd page records)"
+        ]
+    if match and match.group("location") != location:
+        return [
+            f"REGRAG_DOCUMENTAI_PROCESSOR is in location {match.group('location')!r} but REGRAG_DOCUMENTAI_LOCATION "
+            f"is {location!r} (the processor's region picks the endpoint)"
         ]
     return []
 

@@ -34,7 +34,9 @@ ENV = {
     "REGRAG_VERTEX_PUBLIC_HOST": "1234.europe-west4-567.vdb.vertexai.goog",
     "REGRAG_GEMINI_SECRET": "regrag-gemini-api-key",
     "REGRAG_ADMIN_PRINCIPALS": "regrag-scheduler@regrag-prod-1234.iam.gserviceaccount.com,ops@example.com",
-    "REGRAG_DOCUMENTAI_PROCESSOR": "projects/regrag-prod-1234/locations/eu/processors/abc123",
+    "REGRAG_DOCUMENTAI_PROCESSOR": (
+        "projects/regrag-prod-1234/locations/eu/processors/abc123/processorVersions/pretrained-ocr-v2.1-2024-08-07"
+    ),
     "REGRAG_DOCUMENTAI_LOCATION": "eu",
 }
 TABLE = ("ingest", "embed", "upsert", "rerank", "compose", "query", "reconcile")  # query after what it calls
