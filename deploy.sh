@@ -159,6 +159,18 @@ stage() {
   printf '%s\n' '__pycache__/' '*.pyc' '.gcloudignore' >"$dir/.gcloudignore"
 }
 
+# Right after deploying an event function: its trigger identity (the function's own service account, given as
+# --trigger-service-account) may invoke it. Eventarc pushes each event with that identity's token, and Cloud Run
+# refuses it without roles/run.invoker on the function's service (Cloud Run's storage-trigger page: the trigger
+# identity needs Cloud Run Invoker). The binding only exists once the function does, so it is granted here, before
+# the dead-letter policy below: until then a refused event is simply redelivered, never dead-lettered. Terraform
+# (infra/iam.tf, step 3) holds the same binding, so a later apply finds it in place.
+invoker() {
+  local fn=$1 sa=$2
+  run gcloud functions add-invoker-policy-binding "$fn" --region="$REGRAG_GCP_REGION" \
+    --project="$REGRAG_GCP_PROJECT" --member="serviceAccount:$sa"
+}
+
 # After deploying an event function: its Eventarc subscription dead-letters after MAX_DELIVERY_ATTEMPTS.
 dead_letter() {
   local fn=$1 trigger subscription number
@@ -224,7 +236,10 @@ deploy() {
     args+=(--set-secrets="GEMINI_API_KEY=$REGRAG_GEMINI_SECRET:latest")
   fi
   run "${args[@]}"
-  [[ $trigger != http ]] && dead_letter "$name"
+  if [[ $trigger != http ]]; then
+    invoker "$name" "$sa"
+    dead_letter "$name"
+  fi
   return 0
 }
 

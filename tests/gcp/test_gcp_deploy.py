@@ -138,6 +138,28 @@ def test_event_functions_get_a_dead_letter_topic_on_their_eventarc_subscription(
     assert len(bindings) == 3 and all(flags(c)["--role"] == "roles/pubsub.subscriber" for c in bindings)
 
 
+def test_each_event_functions_trigger_identity_may_invoke_it_right_after_it_is_deployed(dry_run):
+    """The first events reach a function as soon as its trigger exists; without roles/run.invoker for the trigger's
+    service account they are refused. The grant follows each event function's deploy at once (before its
+    dead-letter policy, so nothing refused meanwhile is dead-lettered), not Terraform's later step 3."""
+    _, commands = dry_run
+    for name in ("ingest", "embed", "upsert"):
+        at = next(i for i, c in enumerate(commands) if c[1:4] == ["functions", "deploy", name])
+        grant = commands[at + 1]
+        assert grant[:4] == ["gcloud", "functions", "add-invoker-policy-binding", name]
+        sa = f"regrag-{name}@{ENV['REGRAG_GCP_PROJECT']}.iam.gserviceaccount.com"
+        assert flags(commands[at])["--trigger-service-account"] == sa
+        assert flags(grant) == {
+            "--region": ENV["REGRAG_GCP_REGION"],
+            "--project": ENV["REGRAG_GCP_PROJECT"],
+            "--member": f"serviceAccount:{sa}",
+        }
+        dead_letter = next(i for i, c in enumerate(commands) if c[4:5] == [f"EVENTARC_SUBSCRIPTION_OF_{name}"])
+        assert at + 1 < dead_letter
+    grants = [c for c in commands if c[1:3] == ["functions", "add-invoker-policy-binding"]]
+    assert [c[3] for c in grants] == ["ingest", "embed", "upsert"]  # HTTP functions' invokers are people: step 3
+
+
 def offline_check(command: list[str], config: Path) -> tuple[int, str]:
     env = {
         "PATH": os.environ["PATH"],
