@@ -417,3 +417,20 @@ def test_document_ai_locations_are_those_google_lists_for_ocr_in_both_terraform_
     assert re.findall(r'"([a-z0-9-]+)"', condition) == list(DOCUMENTAI_OCR_LOCATIONS)
     choices = next(f for f in fields(Settings) if f.name == "documentai_location").metadata["choices"]
     assert choices == DOCUMENTAI_OCR_LOCATIONS and "asia-southeast1" in choices and "us-central1" not in choices
+
+
+def test_the_google_provider_is_pinned_to_its_current_major_and_the_upgrades_touch_nothing_used(tf):
+    (required,) = tf["versions.tf"]["terraform"][0]["required_providers"]
+    assert unquote(required["google"]["version"]) == "~> 8.0"
+    resources = blocks(tf, "resource")
+    # 7.0.0: the notification's topic in the projects/P/topics/T form, which is google_pubsub_topic's id
+    assert resources[("google_storage_notification", "removals")]["topic"] == "${google_pubsub_topic.embedded.id}"
+    # 7.0.0: disable_on_destroy has no default any more; ours is explicit
+    assert resources[("google_project_service", "this")]["disable_on_destroy"] is False
+    # 8.0.0 removes resources and arguments none of ours use (the upgrade guide's list)
+    removed_in_8 = {
+        "google_beyondcorp_app_connection", "google_beyondcorp_app_connector", "google_beyondcorp_app_gateway",
+        "google_iap_brand", "google_iap_client", "google_ml_engine_model", "google_notebooks_environment",
+        "google_notebooks_instance", "google_notebooks_runtime", "google_vertex_ai_schedule",
+    }  # fmt: skip
+    assert not removed_in_8 & {rtype for rtype, _ in resources}
