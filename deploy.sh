@@ -16,7 +16,8 @@
 # -raw deploy_env` prints them): REGRAG_GCP_PROJECT REGRAG_GCP_REGION REGRAG_BUCKET REGRAG_STATE_BUCKET
 # REGRAG_VERTEX_INDEX REGRAG_VERTEX_INDEX_ENDPOINT REGRAG_VERTEX_DEPLOYED_INDEX_ID REGRAG_VERTEX_PUBLIC_HOST;
 # optional: REGRAG_TOPIC_CHUNKED REGRAG_TOPIC_EMBEDDED REGRAG_EMBEDDING_MODEL REGRAG_EMBEDDING_DIMENSION
-# REGRAG_GEMINI_MODEL REGRAG_GEMINI_LOCATION (Gemini through Vertex AI with the service account by default)
+# REGRAG_GEMINI_MODEL REGRAG_GEMINI_TEMPERATURE REGRAG_GEMINI_THINKING_LEVEL (checked against the model's row in
+# shared/regrag/cloud_facts.py) REGRAG_GEMINI_LOCATION (Gemini through Vertex AI with the service account by default)
 # REGRAG_GEMINI_SECRET (a Secret Manager secret id; mounted as GEMINI_API_KEY where the table says gemini)
 # REGRAG_ADMIN_PRINCIPALS (comma-separated emails allowed on query's /admin/ routes; query only)
 # REGRAG_DOCUMENTAI_PROCESSOR REGRAG_DOCUMENTAI_LOCATION (the OCR processor for scans; ingest and reconcile only).
@@ -127,6 +128,8 @@ env_vars() {
   [[ -n ${REGRAG_EMBEDDING_MODEL:-} ]] && vars+=("REGRAG_EMBEDDING_MODEL=$REGRAG_EMBEDDING_MODEL")
   [[ -n ${REGRAG_EMBEDDING_DIMENSION:-} ]] && vars+=("REGRAG_EMBEDDING_DIMENSION=$REGRAG_EMBEDDING_DIMENSION")
   [[ -n ${REGRAG_GEMINI_MODEL:-} ]] && vars+=("REGRAG_GEMINI_MODEL=$REGRAG_GEMINI_MODEL")
+  [[ -n ${REGRAG_GEMINI_TEMPERATURE:-} ]] && vars+=("REGRAG_GEMINI_TEMPERATURE=$REGRAG_GEMINI_TEMPERATURE")
+  [[ -n ${REGRAG_GEMINI_THINKING_LEVEL:-} ]] && vars+=("REGRAG_GEMINI_THINKING_LEVEL=$REGRAG_GEMINI_THINKING_LEVEL")
   [[ -n ${REGRAG_GEMINI_LOCATION:-} ]] && vars+=("REGRAG_GEMINI_LOCATION=$REGRAG_GEMINI_LOCATION")
   if [[ $fn == query ]]; then
     vars+=("${REMOTE_URLS[@]}")
@@ -259,7 +262,7 @@ main() {
     --dry-run) DRY_RUN=1 ;;
     --skip-doctor) skip_doctor=1 ;;
     -h | --help)
-      sed -n '2,22p' "${BASH_SOURCE[0]}"
+      sed -n '2,23p' "${BASH_SOURCE[0]}"
       exit 0
       ;;
     -*) die "unknown option $fn" ;;

@@ -251,6 +251,25 @@ def test_the_doctor_runs_before_any_deploy_with_querys_settings(dry_run):
     assert env["REGRAG_GEMINI_SECRET"] == ENV["REGRAG_GEMINI_SECRET"] and env["PYTHONPATH"].endswith("/shared")
 
 
+def test_the_gemini_request_settings_reach_every_function_and_the_doctor(tmp_path):
+    gemini = {"REGRAG_GEMINI_MODEL": "gemini-3.8-flash", "REGRAG_GEMINI_THINKING_LEVEL": "LOW",
+              "REGRAG_GEMINI_TEMPERATURE": "0.2"}  # fmt: skip
+    result = deploy(tmp_path, "--dry-run", "rerank", env={**ENV, **gemini})
+    assert result.returncode == 0, result.stderr
+    commands = [shlex.split(line) for line in result.stdout.splitlines() if line.strip()]
+    doctor = dict(word.split("=", 1) for word in commands[0][1:-4])
+    (rerank,) = [c for c in commands if c[1:4] == ["functions", "deploy", "rerank"]]
+    for env in (doctor, env_vars(flags(rerank)["--set-env-vars"])):
+        assert {k: env.get(k) for k in gemini} == gemini
+
+
+def test_help_prints_the_whole_header(tmp_path):
+    result = deploy(tmp_path, "--help")
+    assert result.returncode == 0 and result.stdout.rstrip().endswith(
+        "(the OCR processor for scans; ingest and reconcile only)."
+    )
+
+
 def test_skip_doctor(tmp_path):
     result = deploy(tmp_path, "--dry-run", "--skip-doctor", "query")
     assert result.returncode == 0, result.stderr
