@@ -16,7 +16,8 @@
 # -raw deploy_env` prints them): REGRAG_GCP_PROJECT REGRAG_GCP_REGION REGRAG_BUCKET REGRAG_STATE_BUCKET
 # REGRAG_VERTEX_INDEX REGRAG_VERTEX_INDEX_ENDPOINT REGRAG_VERTEX_DEPLOYED_INDEX_ID REGRAG_VERTEX_PUBLIC_HOST;
 # optional: REGRAG_TOPIC_CHUNKED REGRAG_TOPIC_EMBEDDED REGRAG_EMBEDDING_MODEL REGRAG_EMBEDDING_DIMENSION
-# REGRAG_GEMINI_MODEL REGRAG_GEMINI_LOCATION (Gemini through Vertex AI with the service account by default)
+# REGRAG_GEMINI_MODEL REGRAG_GEMINI_TEMPERATURE REGRAG_GEMINI_THINKING_LEVEL (checked against the model's row in
+# shared/regrag/cloud_facts.py) REGRAG_GEMINI_LOCATION (Gemini through Vertex AI with the service account by default)
 # REGRAG_GEMINI_SECRET (a Secret Manager secret id; mounted as GEMINI_API_KEY where the table says gemini)
 # REGRAG_ADMIN_PRINCIPALS (comma-separated emails allowed on query's /admin/ routes; query only)
 # REGRAG_DOCUMENTAI_PROCESSOR REGRAG_DOCUMENTAI_LOCATION (the OCR processor for scans; ingest and reconcile only).
@@ -127,6 +128,8 @@ env_vars() {
   [[ -n ${REGRAG_EMBEDDING_MODEL:-} ]] && vars+=("REGRAG_EMBEDDING_MODEL=$REGRAG_EMBEDDING_MODEL")
   [[ -n ${REGRAG_EMBEDDING_DIMENSION:-} ]] && vars+=("REGRAG_EMBEDDING_DIMENSION=$REGRAG_EMBEDDING_DIMENSION")
   [[ -n ${REGRAG_GEMINI_MODEL:-} ]] && vars+=("REGRAG_GEMINI_MODEL=$REGRAG_GEMINI_MODEL")
+  [[ -n ${REGRAG_GEMINI_TEMPERATURE:-} ]] && vars+=("REGRAG_GEMINI_TEMPERATURE=$REGRAG_GEMINI_TEMPERATURE")
+  [[ -n ${REGRAG_GEMINI_THINKING_LEVEL:-} ]] && vars+=("REGRAG_GEMINI_THINKING_LEVEL=$REGRAG_GEMINI_THINKING_LEVEL")
   [[ -n ${REGRAG_GEMINI_LOCATION:-} ]] && vars+=("REGRAG_GEMINI_LOCATION=$REGRAG_GEMINI_LOCATION")
   if [[ $fn == query ]]; then
     vars+=("${REMOTE_URLS[@]}")
@@ -157,6 +160,18 @@ stage() {
   cp -R "$ROOT/shared/regrag" "$dir/regrag"
   find "$dir" -name __pycache__ -type d -prune -exec rm -rf {} +
   printf '%s\n' '__pycache__/' '*.pyc' '.gcloudignore' >"$dir/.gcloudignore"
+}
+
+# Right after deploying an event function: its trigger identity (the function's own service account, given as
+# --trigger-service-account) may invoke it. Eventarc pushes each event with that identity's token, and Cloud Run
+# refuses it without roles/run.invoker on the function's service (Cloud Run's storage-trigger page: the trigger
+# identity needs Cloud Run Invoker). The binding only exists once the function does, so it is granted here, before
+# the dead-letter policy below: until then a refused event is simply redelivered, never dead-lettered. Terraform
+# (infra/iam.tf, step 3) holds the same binding, so a later apply finds it in place.
+invoker() {
+  local fn=$1 sa=$2
+  run gcloud functions add-invoker-policy-binding "$fn" --region="$REGRAG_GCP_REGION" \
+    --project="$REGRAG_GCP_PROJECT" --member="serviceAccount:$sa"
 }
 
 # After deploying an event function: its Eventarc subscription dead-letters after MAX_DELIVERY_ATTEMPTS.
@@ -224,7 +239,10 @@ deploy() {
     args+=(--set-secrets="GEMINI_API_KEY=$REGRAG_GEMINI_SECRET:latest")
   fi
   run "${args[@]}"
-  [[ $trigger != http ]] && dead_letter "$name"
+  if [[ $trigger != http ]]; then
+    invoker "$name" "$sa"
+    dead_letter "$name"
+  fi
   return 0
 }
 
@@ -244,7 +262,7 @@ main() {
     --dry-run) DRY_RUN=1 ;;
     --skip-doctor) skip_doctor=1 ;;
     -h | --help)
-      sed -n '2,22p' "${BASH_SOURCE[0]}"
+      sed -n '2,23p' "${BASH_SOURCE[0]}"
       exit 0
       ;;
     -*) die "unknown option $fn" ;;

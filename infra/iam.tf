@@ -33,9 +33,11 @@ locals {
   )
 
   # Who may invoke which function (roles/run.invoker on its Cloud Run service). Only query is for people;
-  # event functions are invoked by their own trigger identity, reconcile by Cloud Scheduler, which also calls
-  # query's /admin/eval (an internal identity: people still reach query only through query_invokers);
-  # rerank and compose by query alone (REGRAG_RERANK_URL / REGRAG_COMPOSE_URL, with query's ID token).
+  # event functions are invoked by their own trigger identity (deploy.sh grants that right after deploying each
+  # one, since events can arrive before this step; the binding here keeps it in state), reconcile by Cloud
+  # Scheduler, which also calls query's /admin/eval (an internal identity: people still reach query only
+  # through query_invokers); rerank and compose by query alone (REGRAG_RERANK_URL / REGRAG_COMPOSE_URL, with
+  # query's ID token).
   query_members = concat(var.query_invokers, var.allow_unauthenticated_query ? ["allUsers"] : [])
   scheduler     = "serviceAccount:${google_service_account.scheduler.email}"
   invokers = merge(

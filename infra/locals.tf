@@ -24,6 +24,8 @@ locals {
 data "google_project" "this" {}
 
 locals {
+  # projects/<project>/locations/<location>/processors/<id>/processorVersions/<version>: what every OCR request names
+  documentai_processor_version = "${google_document_ai_processor.ocr.id}/processorVersions/${var.documentai_processor_version}"
   # projects/<number>/locations/<region>/indexEndpoints/<id>: the name the Vertex AI API itself returns
   index_endpoint_name = "projects/${data.google_project.this.number}/locations/${var.region}/indexEndpoints/${google_vertex_ai_index_endpoint.chunks.name}"
 }

@@ -20,8 +20,9 @@ output "vertex_public_host" {
   value = google_vertex_ai_index_endpoint.chunks.public_endpoint_domain_name
 }
 
+# the processor VERSION: requests name it, so the model that read each OCR'd page is known
 output "documentai_processor" {
-  value = google_document_ai_processor.ocr.id
+  value = local.documentai_processor_version
 }
 
 # `eval "$(terraform -chdir=infra output -raw deploy_env)"` before ./deploy.sh
@@ -40,7 +41,7 @@ output "deploy_env" {
     "# Gemini through Vertex AI by default; for the API-key path instead, add a version to the secret and:",
     "# export REGRAG_GEMINI_SECRET=${google_secret_manager_secret.gemini.secret_id}",
     "export REGRAG_ADMIN_PRINCIPALS=${join(",", local.admin_principals)}",
-    "export REGRAG_DOCUMENTAI_PROCESSOR=${google_document_ai_processor.ocr.id}",
+    "export REGRAG_DOCUMENTAI_PROCESSOR=${local.documentai_processor_version}",
     "export REGRAG_DOCUMENTAI_LOCATION=${var.documentai_location}",
     "",
   ])

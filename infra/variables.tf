@@ -21,13 +21,30 @@ variable "state_bucket" {
 }
 
 variable "documentai_location" {
-  description = "Multi-region of the Document AI OCR processor (us or eu): scans are sent there for OCR."
+  description = "Location of the Document AI OCR processor: a multi-region (us, eu) or a single region the regions page lists for OCR. Scans are sent there."
   type        = string
   default     = "us"
 
   validation {
-    condition     = contains(["us", "eu"], var.documentai_location)
-    error_message = "documentai_location must be us or eu (Document AI processor locations)."
+    # https://docs.cloud.google.com/document-ai/docs/regions, OCR table (single regions are "limited support");
+    # the same list as DOCUMENTAI_OCR_LOCATIONS in shared/regrag/cloud_facts.py (a test checks they agree)
+    condition = contains([
+      "us", "eu", "asia-south1", "asia-southeast1", "australia-southeast1", "europe-west2", "europe-west3",
+      "northamerica-northeast1",
+    ], var.documentai_location)
+    error_message = "documentai_location must be a location Document AI offers OCR in: us, eu, asia-south1, asia-southeast1, australia-southeast1, europe-west2, europe-west3 or northamerica-northeast1."
+  }
+}
+
+variable "documentai_processor_version" {
+  description = "The OCR processor version that reads every scan (pinned: each OCR'd page records it). A Google stable version is deprecated six months after a newer one: move to the newer one deliberately, then re-deploy."
+  type        = string
+  # https://docs.cloud.google.com/document-ai/docs/processors-list (Enterprise Document OCR, stable versions)
+  default = "pretrained-ocr-v2.1-2024-08-07"
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9._-]+$", var.documentai_processor_version))
+    error_message = "documentai_processor_version is a version id such as pretrained-ocr-v2.1-2024-08-07."
   }
 }
 

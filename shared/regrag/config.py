@@ -8,6 +8,17 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from regrag.cloud_facts import (
+    DEFAULT_TEMPERATURE,
+    DOCUMENTAI_OCR_LOCATIONS,
+    DOCUMENTAI_PROCESSOR_PATTERN,
+    GEMINI_MODELS,
+    THINKING_LEVELS,
+    GenerationParams,
+    gemini_model,
+    generation_params,
+)
+
 
 class ConfigError(ValueError):
     """The environment does not describe a runnable configuration; the message lists every problem."""
@@ -84,9 +95,20 @@ class Settings:
     compose_timeout_s: float = field(default=5.0, metadata={"env": "REGRAG_COMPOSE_TIMEOUT_S", "min": 0.1})
     rerank_timeout_s: float = field(default=6.0, metadata={"env": "REGRAG_RERANK_TIMEOUT_S", "min": 0.1})
     gemini_api_key: str | None = field(default=None, repr=False, metadata={"env": "GEMINI_API_KEY", "secret": True})
-    # a current stable model (gemini-2.5-flash retired on Vertex AI on 2026-10-16; Google's listed replacement is
-    # 3.5 Flash-Lite, available until at least 2027-05): `regrag doctor` checks that it answers before traffic does
-    gemini_model: str = field(default="gemini-3.5-flash-lite", metadata={"env": "REGRAG_GEMINI_MODEL"})
+    # a model of the table in cloud_facts.py (what it accepts, when it retires, from which page). 3.1 Flash-Lite,
+    # not 3.5 Flash-Lite: its page lists a temperature range (0.0–2.0), where 3.5 Flash-Lite's says custom
+    # temperatures are ignored, so the rerank's 0.1 would not be honoured. `regrag doctor` checks that it answers,
+    # with the production request, and that two identical requests get the same scores.
+    gemini_model: str = field(default="gemini-3.1-flash-lite", metadata={"env": "REGRAG_GEMINI_MODEL"})
+    # sent only to models that honour it (cloud_facts.generation_params); low, so a question scores the same twice
+    gemini_temperature: float = field(
+        default=DEFAULT_TEMPERATURE, metadata={"env": "REGRAG_GEMINI_TEMPERATURE", "min": 0.0, "max": 2.0}
+    )
+    # unset: the lowest level the model lists (MINIMAL or LOW); a level the model does not list is refused here,
+    # not by a 400 on every request
+    gemini_thinking_level: str | None = field(
+        default=None, metadata={"env": "REGRAG_GEMINI_THINKING_LEVEL", "choices": THINKING_LEVELS}
+    )
     rerank_cache_size: int = field(default=256, metadata={"env": "REGRAG_RERANK_CACHE_SIZE", "min": 0})
     # where Gemini is reached: the Gemini API (key) unless Vertex AI mode (project, location, service account)
     gemini_base_url: str | None = field(default=None, metadata={"env": "REGRAG_GEMINI_BASE_URL"})
@@ -125,14 +147,19 @@ class Settings:
     # its wheel), documentai = Document AI (REGRAG_DOCUMENTAI_PROCESSOR), off = scans are refused. Unset: local in
     # local mode; in GCP mode documentai when a processor is named, else off (see `ocr_engine`).
     ocr: str | None = field(default=None, metadata={"env": "REGRAG_OCR", "choices": ("local", "documentai", "off")})
+    # the processor VERSION (…/processors/ID/processorVersions/V), so every OCR'd page records which model read
+    # it and no silent default-version change can happen; terraform output deploy_env prints it
     documentai_processor: str | None = field(
         default=None,
         metadata={
             "env": "REGRAG_DOCUMENTAI_PROCESSOR",
-            "pattern": r"projects/[^/]+/locations/[a-z0-9-]+/processors/[^/]+(/processorVersions/[^/]+)?",
+            "pattern": DOCUMENTAI_PROCESSOR_PATTERN,
+            "shape": "projects/P/locations/L/processors/ID/processorVersions/V",
         },
     )
-    documentai_location: str = field(default="us", metadata={"env": "REGRAG_DOCUMENTAI_LOCATION"})
+    documentai_location: str = field(
+        default="us", metadata={"env": "REGRAG_DOCUMENTAI_LOCATION", "choices": DOCUMENTAI_OCR_LOCATIONS}
+    )
     documentai_timeout_s: float = field(default=60.0, metadata={"env": "REGRAG_DOCUMENTAI_TIMEOUT_S", "min": 0.1})
     documentai_emulator_host: str | None = field(default=None, metadata={"env": "REGRAG_DOCUMENTAI_EMULATOR_HOST"})
     # limits per document: over one, the document is a recorded permanent failure (never a crash)
@@ -243,6 +270,11 @@ class Settings:
         return self.mode == "gcp" and not (self.gemini_api_key or self.gemini_key_ref)
 
     @property
+    def gemini_params(self) -> GenerationParams:
+        """What every Gemini request carries (temperature, thinking): only what the model's row says it takes."""
+        return generation_params(self.gemini_model, self.gemini_temperature, self.gemini_thinking_level)
+
+    @property
     def ocr_engine(self) -> str:
         """The OCR engine to wire: REGRAG_OCR, or its default for the mode (local; documentai when a processor
         is named in GCP mode, else off)."""
@@ -280,6 +312,7 @@ class Settings:
             except ValueError as exc:
                 problems.append(f"{env}={'<hidden>' if f.metadata.get('secret') else raw!r}: {exc}")
         problems.extend(gcp_problems(values))
+        problems.extend(gemini_problems(values))
         problems.extend(ocr_problems(values))
         if problems:
             raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
@@ -311,23 +344,53 @@ def gcp_problems(values: Mapping[str, Any]) -> list[str]:
         value, pattern = values.get(f.name), f.metadata.get("pattern")
         if pattern and value and not re.fullmatch(pattern, str(value)):
             hint = f" ({f.metadata['hint']})" if "hint" in f.metadata else ""
-            problems.append(f"{f.metadata['env']}={value!r}: expected {pattern}{hint}")
+            shape = f.metadata.get("shape", pattern)  # a readable form where the pattern has named groups
+            problems.append(f"{f.metadata['env']}={value!r}: expected {shape}{hint}")
+    return problems
+
+
+def gemini_problems(values: Mapping[str, Any]) -> list[str]:
+    """A Gemini model the table in cloud_facts.py does not know, or a thinking level or temperature it does not
+    take: refused here, once, rather than by a 400 (every rerank falling back) or a silently ignored value."""
+    model_id = str(values.get("gemini_model", Settings.gemini_model))
+    model = gemini_model(model_id)
+    if model is None:
+        return [
+            f"REGRAG_GEMINI_MODEL={model_id!r} is not in regrag's table of documented models "
+            f"({', '.join(GEMINI_MODELS)}): add its row to shared/regrag/cloud_facts.py (temperature, thinking "
+            "levels, retirement, from its model page) before using it"
+        ]
+    temperature = float(values.get("gemini_temperature", Settings.gemini_temperature))
+    problems: list[str] = []
+    low, high = model.temperature_range or (0.0, 2.0)
+    if not low <= temperature <= high:
+        problems.append(f"REGRAG_GEMINI_TEMPERATURE={temperature:g}: {model_id} takes {low:g}–{high:g}")
+    try:
+        generation_params(model_id, temperature, values.get("gemini_thinking_level"))
+    except ValueError as exc:
+        problems.append(f"REGRAG_GEMINI_THINKING_LEVEL: {exc}")
     return problems
 
 
 def ocr_problems(values: Mapping[str, Any]) -> list[str]:
-    """Document AI named without a processor, or a processor outside REGRAG_DOCUMENTAI_LOCATION."""
+    """Document AI named without a processor version, or a processor outside REGRAG_DOCUMENTAI_LOCATION."""
     processor = values.get("documentai_processor")
     if values.get("ocr") == "documentai" and not processor:
-        return ["REGRAG_OCR=documentai needs REGRAG_DOCUMENTAI_PROCESSOR (projects/P/locations/L/processors/ID)"]
-    location = values.get("documentai_location", "us")
-    match = re.fullmatch(r"projects/[^/]+/locations/([a-z0-9-]+)/processors/.+", str(processor or ""))
-    if processor and match is None and values.get("mode", "local") != "gcp":  # gcp_problems checks the pattern
-        return [f"REGRAG_DOCUMENTAI_PROCESSOR={processor!r}: expected projects/P/locations/L/processors/ID"]
-    if match and match.group(1) != location:
         return [
-            f"REGRAG_DOCUMENTAI_PROCESSOR is in location {match.group(1)!r} but REGRAG_DOCUMENTAI_LOCATION is "
-            f"{location!r} (the processor's region picks the endpoint)"
+            "REGRAG_OCR=documentai needs REGRAG_DOCUMENTAI_PROCESSOR "
+            "(projects/P/locations/L/processors/ID/processorVersions/V)"
+        ]
+    location = values.get("documentai_location", "us")
+    match = re.fullmatch(DOCUMENTAI_PROCESSOR_PATTERN, str(processor or ""))
+    if processor and match is None and values.get("mode", "local") != "gcp":  # gcp_problems checks the pattern
+        return [
+            f"REGRAG_DOCUMENTAI_PROCESSOR={processor!r}: expected "
+            "projects/P/locations/L/processors/ID/processorVersions/V (the version each OCR'd page records)"
+        ]
+    if match and match.group("location") != location:
+        return [
+            f"REGRAG_DOCUMENTAI_PROCESSOR is in location {match.group('location')!r} but REGRAG_DOCUMENTAI_LOCATION "
+            f"is {location!r} (the processor's region picks the endpoint)"
         ]
     return []
 

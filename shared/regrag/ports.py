@@ -288,7 +288,8 @@ class OcrEngine(Protocol):
 
     @property
     def engine_id(self) -> str:
-        """Engine and model, stored with the document (e.g. "rapidocr-3.10.0/PP-OCRv6-small")."""
+        """Engine and model version, stored with every page it reads (e.g. "rapidocr-3.10.0/PP-OCRv6-small",
+        "documentai:ocr123@pretrained-ocr-v2.1-2024-08-07")."""
         ...
 
     def recognize(self, image: bytes) -> OcrPage:

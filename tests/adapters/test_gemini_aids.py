@@ -25,7 +25,7 @@ from regrag.wiring import build_services
 from conftest import admin_call, ingest_sample, make_settings, storage_event
 
 KEY = "test-gemini-key"
-MODEL = "gemini-3.5-flash-lite"  # the default
+MODEL = "gemini-3.1-flash-lite"  # the default
 QUESTION = "供电企业因计划检修需要停电，应当提前几天通知用户？"
 DOCS = ["nat-reg-0088", "sh-0001"]
 

@@ -11,7 +11,8 @@ Document built the way the service builds it: `text` holds every line followed b
 `start_index`, proto3's 0, as the service sends it), with confidence and normalised bounding polygons.
 
 What it enforces (documented limits; https://cloud.google.com/document-ai/limits): the routing header names
-the processor; a processor name of the right form that exists (else NOT_FOUND); supported MIME types (PDF,
+the processor; a processor, or processor version, of the right form that exists (else NOT_FOUND: `processors`
+lists processor version names, each also making its processor exist); supported MIME types (PDF,
 TIFF, PNG, JPEG, GIF, BMP, WebP) else INVALID_ARGUMENT "Unsupported input file format"; online requests of
 at most 15 pages (the service's message) and 40 MB; batch files of at most 500 pages. `fail_next(code)`
 injects a status for the next requests.
@@ -105,7 +106,8 @@ def build_document(pages: list[list[FakeLine]], width: int = 1240, height: int =
 
 @dataclass
 class DocumentAiFake:
-    """Start with `start()` ("127.0.0.1:PORT"), stop with `stop()`; `processors` lists the names that exist."""
+    """Start with `start()` ("127.0.0.1:PORT"), stop with `stop()`; `processors` lists the names that exist
+    (processors, or processor versions: `…/processors/ID/processorVersions/V`)."""
 
     processors: set[str] = field(default_factory=set)
     scripts: dict[str, list[list[FakeLine]]] = field(default_factory=dict)  # sha256 of the bytes → pages
@@ -162,8 +164,11 @@ class DocumentAiFake:
         if params.get("name", [None])[0] != name:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "routing header does not name the processor")
         processor = name.split("/processorVersions/", 1)[0]
-        if processor not in self.processors:
+        known = {listed.split("/processorVersions/", 1)[0] for listed in self.processors}
+        if processor not in known:
             context.abort(grpc.StatusCode.NOT_FOUND, f"Processor {processor} not found")
+        if name != processor and name not in self.processors:  # a version that does not exist, or no longer
+            context.abort(grpc.StatusCode.NOT_FOUND, f"Processor version {name} not found")
 
     def _read(self, content: bytes, mime_type: str, max_pages: int, context: grpc.ServicerContext) -> Any:
         if mime_type not in SUPPORTED:

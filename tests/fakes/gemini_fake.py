@@ -5,6 +5,12 @@ request takes the next scripted `Reply`, or the default reply once the script is
 shapes of the real service (see /work/shared/design/gcp-vertex-gemini.md §6 and §8): a candidate with text
 parts and a finish reason, a `promptFeedback.blockReason` with no candidates, an error body with an HTTP
 status, a slow answer (for client timeouts) and a connection reset.
+
+Before a request reaches the script, the fake checks it against what Google documents for the model it names
+(regrag.cloud_facts, the table the request builder reads): a thinking level the model does not list is refused
+with 400 INVALID_ARGUMENT, as the service refuses it (a scripted reply is not used up); a temperature sent to a
+model documented to ignore it is answered normally and flagged in `flags`, since the service would sample at
+its default and nothing in the answer would show it. Models the table does not know are not checked.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from regrag.cloud_facts import IGNORED, gemini_model
 
 # Gemini API: /v1beta/models/{model}:generateContent; Vertex AI:
 # /v1beta1/projects/{p}/locations/{l}/publishers/google/models/{model}:generateContent
@@ -59,6 +67,33 @@ class Recorded:
     @property
     def generation_config(self) -> dict[str, Any]:
         return dict(self.body.get("generationConfig") or {})
+
+
+def _config_field(config: dict[str, Any], name: str) -> Any:
+    """A generationConfig field under its lowerCamelCase JSON name or the snake_case one (the SDK sends both
+    forms in nested objects; the service accepts either)."""
+    head, *rest = name.split("_")
+    return config.get(head + "".join(p.title() for p in rest), config.get(name))
+
+
+def documented_problems(recorded: Recorded) -> tuple[Reply | None, list[str]]:
+    """What the service does with a request its model's documentation rules on: a refusal (a thinking level the
+    model does not list), and flags for what it would silently ignore (a temperature it does not honour)."""
+    model = gemini_model(recorded.model)
+    if model is None:
+        return None, []
+    config = recorded.generation_config
+    flags: list[str] = []
+    if model.temperature == IGNORED and _config_field(config, "temperature") is not None:
+        flags.append(f"temperature {_config_field(config, 'temperature')} sent to {model.model_id}, which ignores it")
+    thinking = _config_field(config, "thinking_config") or {}
+    level = _config_field(thinking, "thinking_level")
+    if level is not None and level not in model.thinking_levels:
+        listed = ", ".join(model.thinking_levels) or "none"
+        return Reply.error(
+            400, f"Thinking level {level} is not supported for {model.model_id} (supported: {listed})"
+        ), flags
+    return None, flags
 
 
 @dataclass(frozen=True)
@@ -143,6 +178,8 @@ class GeminiFake:
 
     default: Reply = field(default_factory=lambda: Reply.error(500, "the fake has no scripted reply"))
     requests: list[Recorded] = field(default_factory=list)
+    # what the real service would have ignored silently (see the module docstring), one line per occurrence
+    flags: list[str] = field(default_factory=list)
     _script: deque[Reply] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stopping: threading.Event = field(default_factory=threading.Event)
@@ -175,8 +212,12 @@ class GeminiFake:
             self._server.server_close()
 
     def _next(self, recorded: Recorded) -> Reply:
+        refusal, flags = documented_problems(recorded)
         with self._lock:
             self.requests.append(recorded)
+            self.flags.extend(flags)
+            if refusal is not None:
+                return refusal
             reply = self._script.popleft() if self._script else self.default
         while reply.respond is not None:
             reply = reply.respond(recorded)

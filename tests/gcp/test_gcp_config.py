@@ -116,7 +116,7 @@ def test_gemini_goes_through_vertex_ai_on_gcp_unless_a_key_is_configured():
     assert not Settings.from_env(full_env(GEMINI_API_KEY="k")).gemini_on_vertex
     assert Settings.from_env(full_env(REGRAG_GEMINI_SECRET="gemini", REGRAG_GEMINI_VERTEX="true")).gemini_on_vertex
     assert not Settings.from_env({}).gemini_on_vertex  # local mode: the key when one is given
-    assert Settings.from_env(full_env()).gemini_model == "gemini-3.5-flash-lite"
+    assert Settings.from_env(full_env()).gemini_model == "gemini-3.1-flash-lite"
 
 
 def test_the_index_endpoint_must_be_named_with_the_project_number():

@@ -34,7 +34,9 @@ ENV = {
     "REGRAG_VERTEX_PUBLIC_HOST": "1234.europe-west4-567.vdb.vertexai.goog",
     "REGRAG_GEMINI_SECRET": "regrag-gemini-api-key",
     "REGRAG_ADMIN_PRINCIPALS": "regrag-scheduler@regrag-prod-1234.iam.gserviceaccount.com,ops@example.com",
-    "REGRAG_DOCUMENTAI_PROCESSOR": "projects/regrag-prod-1234/locations/eu/processors/abc123",
+    "REGRAG_DOCUMENTAI_PROCESSOR": (
+        "projects/regrag-prod-1234/locations/eu/processors/abc123/processorVersions/pretrained-ocr-v2.1-2024-08-07"
+    ),
     "REGRAG_DOCUMENTAI_LOCATION": "eu",
 }
 TABLE = ("ingest", "embed", "upsert", "rerank", "compose", "query", "reconcile")  # query after what it calls
@@ -136,6 +138,28 @@ def test_event_functions_get_a_dead_letter_topic_on_their_eventarc_subscription(
     assert len(bindings) == 3 and all(flags(c)["--role"] == "roles/pubsub.subscriber" for c in bindings)
 
 
+def test_each_event_functions_trigger_identity_may_invoke_it_right_after_it_is_deployed(dry_run):
+    """The first events reach a function as soon as its trigger exists; without roles/run.invoker for the trigger's
+    service account they are refused. The grant follows each event function's deploy at once (before its
+    dead-letter policy, so nothing refused meanwhile is dead-lettered), not Terraform's later step 3."""
+    _, commands = dry_run
+    for name in ("ingest", "embed", "upsert"):
+        at = next(i for i, c in enumerate(commands) if c[1:4] == ["functions", "deploy", name])
+        grant = commands[at + 1]
+        assert grant[:4] == ["gcloud", "functions", "add-invoker-policy-binding", name]
+        sa = f"regrag-{name}@{ENV['REGRAG_GCP_PROJECT']}.iam.gserviceaccount.com"
+        assert flags(commands[at])["--trigger-service-account"] == sa
+        assert flags(grant) == {
+            "--region": ENV["REGRAG_GCP_REGION"],
+            "--project": ENV["REGRAG_GCP_PROJECT"],
+            "--member": f"serviceAccount:{sa}",
+        }
+        dead_letter = next(i for i, c in enumerate(commands) if c[4:5] == [f"EVENTARC_SUBSCRIPTION_OF_{name}"])
+        assert at + 1 < dead_letter
+    grants = [c for c in commands if c[1:3] == ["functions", "add-invoker-policy-binding"]]
+    assert [c[3] for c in grants] == ["ingest", "embed", "upsert"]  # HTTP functions' invokers are people: step 3
+
+
 def offline_check(command: list[str], config: Path) -> tuple[int, str]:
     env = {
         "PATH": os.environ["PATH"],
@@ -225,6 +249,25 @@ def test_the_doctor_runs_before_any_deploy_with_querys_settings(dry_run):
     env = dict(word.split("=", 1) for word in commands[doctors[0]][1:-4])
     assert env["REGRAG_MODE"] == "gcp" and env["REGRAG_VERTEX_INDEX"] == ENV["REGRAG_VERTEX_INDEX"]
     assert env["REGRAG_GEMINI_SECRET"] == ENV["REGRAG_GEMINI_SECRET"] and env["PYTHONPATH"].endswith("/shared")
+
+
+def test_the_gemini_request_settings_reach_every_function_and_the_doctor(tmp_path):
+    gemini = {"REGRAG_GEMINI_MODEL": "gemini-3.8-flash", "REGRAG_GEMINI_THINKING_LEVEL": "LOW",
+              "REGRAG_GEMINI_TEMPERATURE": "0.2"}  # fmt: skip
+    result = deploy(tmp_path, "--dry-run", "rerank", env={**ENV, **gemini})
+    assert result.returncode == 0, result.stderr
+    commands = [shlex.split(line) for line in result.stdout.splitlines() if line.strip()]
+    doctor = dict(word.split("=", 1) for word in commands[0][1:-4])
+    (rerank,) = [c for c in commands if c[1:4] == ["functions", "deploy", "rerank"]]
+    for env in (doctor, env_vars(flags(rerank)["--set-env-vars"])):
+        assert {k: env.get(k) for k in gemini} == gemini
+
+
+def test_help_prints_the_whole_header(tmp_path):
+    result = deploy(tmp_path, "--help")
+    assert result.returncode == 0 and result.stdout.rstrip().endswith(
+        "(the OCR processor for scans; ingest and reconcile only)."
+    )
 
 
 def test_skip_doctor(tmp_path):

@@ -22,7 +22,9 @@ from regrag.text.chunking import split_structure
 from regrag.text.normalize import normalize
 from regrag.text.parse import parse_document
 
-PROCESSOR = f"projects/{gcp_env.PROJECT}/locations/eu/processors/ocr123"
+VERSION = "pretrained-ocr-v2.1-2024-08-07"
+PROCESSOR = f"projects/{gcp_env.PROJECT}/locations/eu/processors/ocr123/processorVersions/{VERSION}"
+ENGINE = f"documentai:ocr123@{VERSION}"
 LINES = [
     ("电力供应与使用条例", 0.99, (0.30, 0.20, 0.70, 0.23)),
     ("第一条为了加强电力供应与使用的管理，保障供电、用电双方", 0.97, (0.18, 0.30, 0.87, 0.32)),
@@ -51,6 +53,13 @@ def png(seed: int = 0) -> bytes:
     return buf.getvalue()
 
 
+def tiff(pages: int) -> bytes:
+    frames = [Image.new("L", (124, 175), 250 - i) for i in range(pages)]
+    buf = io.BytesIO()
+    frames[0].save(buf, "TIFF", save_all=True, append_images=frames[1:])
+    return buf.getvalue()
+
+
 def pdf(pages: int) -> bytes:
     frames = [Image.new("L", (60, 85), 255) for _ in range(pages)]
     buf = io.BytesIO()
@@ -62,13 +71,13 @@ def test_a_page_image_is_read_online_and_mapped_to_lines_boxes_and_confidences(d
     image = png(1)
     docai.script(image, [LINES])
     ocr = engine(docai)
-    assert isinstance(ocr, OcrEngine) and ocr.engine_id == "documentai:ocr123"
+    assert isinstance(ocr, OcrEngine) and ocr.engine_id == ENGINE
     page = ocr.recognize(image)
     assert [ln.text for ln in page.lines] == [text for text, _, _ in LINES]
     box = page.lines[0].box  # normalised vertices are float32 on the wire
     assert (box.x0, box.y0, box.x1, box.y1) == pytest.approx((0.30, 0.20, 0.70, 0.23), abs=1e-6)
     assert [round(ln.confidence, 2) for ln in page.lines] == [0.99, 0.97, 0.96, 0.93, 0.90]
-    assert (page.width, page.height, page.engine) == (1240, 1754, "documentai:ocr123")
+    assert (page.width, page.height, page.engine) == (1240, 1754, ENGINE)
     assert docai.calls[-1] == ("ProcessDocument", PROCESSOR)
 
 
@@ -85,7 +94,7 @@ def test_document_ai_pages_go_through_the_same_parsing_as_local_ocr(docai):
         "",
     ]
     assert [s.label for s in split_structure(normalize(parsed.text)).segments] == ["第一条", "第二条"]
-    assert parsed.ocr_engine == "documentai:ocr123" and parsed.pages[0].ocr
+    assert parsed.ocr_engine == ENGINE and parsed.pages[0].ocr
 
 
 def test_a_multi_page_pdf_online(docai):
@@ -125,6 +134,33 @@ def test_a_wrong_processor_is_refused_before_any_call():
         DocumentAiOcr(PROCESSOR, "us")
     with pytest.raises(InvalidInput, match="not projects/P"):
         DocumentAiOcr("ocr123", "eu")
+    # without a version the default version would read, and nothing would say which: refused
+    with pytest.raises(InvalidInput, match="processorVersions/V"):
+        DocumentAiOcr(PROCESSOR.split("/processorVersions/")[0], "eu")
+    # a single region of the regions page's OCR table is accepted (its endpoint is <region>-documentai…)
+    single = DocumentAiOcr("projects/p/locations/asia-southeast1/processors/x/processorVersions/v1", "asia-southeast1")
+    assert single.endpoint.host == "asia-southeast1-documentai.googleapis.com"
+    with pytest.raises(InvalidInput, match="not 'us-central1'"):
+        DocumentAiOcr("projects/p/locations/us-central1/processors/x/processorVersions/v1", "us-central1")
+
+
+def test_every_page_records_the_processor_version_that_read_it(docai):
+    docai.default = [LINES]
+    try:
+        parsed = parse_document("scan.tif", tiff(2), ocr=engine(docai).recognize)
+    finally:
+        docai.default = None
+    assert [(p.page, p.ocr, p.engine) for p in parsed.pages] == [(1, True, ENGINE), (2, True, ENGINE)]
+    assert parsed.pages[0].to_dict()["engine"] == ENGINE  # what the document store keeps
+
+
+def test_a_version_that_no_longer_exists_is_a_loud_deployment_error_not_a_silent_other_model(docai):
+    from google.api_core.exceptions import NotFound
+
+    retired = PROCESSOR.replace(VERSION, "pretrained-ocr-v1.0-2020-09-23")
+    ocr = DocumentAiOcr(retired, "eu", endpoint=Endpoint(docai.address, plaintext=True), timeout_s=5)
+    with pytest.raises(NotFound, match=r"Processor version .*pretrained-ocr-v1\.0-2020-09-23 not found"):
+        ocr.recognize(png(4))
 
 
 @pytest.mark.emulator
@@ -178,7 +214,7 @@ def test_wiring_builds_document_ai_from_the_settings_and_ingest_stores_its_pages
         }
     )
     ocr = models.build_ocr(settings)
-    assert isinstance(ocr, DocumentAiOcr) and ocr.engine_id == "documentai:ocr123" and ocr.timeout_s == 5
+    assert isinstance(ocr, DocumentAiOcr) and ocr.engine_id == ENGINE and ocr.timeout_s == 5
     before = len(docai.calls)
     docai.default = [LINES]
     try:
@@ -189,7 +225,7 @@ def test_wiring_builds_document_ai_from_the_settings_and_ingest_stores_its_pages
         docai.default = None
     assert docai.calls[before:] == [("ProcessDocument", PROCESSOR)]  # one online request per scanned page
     meta = doc.meta
-    assert meta.ocr_engine == "documentai:ocr123" and [(p.page, p.ocr) for p in meta.pages] == [(1, True)]
+    assert meta.ocr_engine == ENGINE and [(p.page, p.ocr) for p in meta.pages] == [(1, True)]
     assert meta.pages[0].confidence == pytest.approx(0.9625, abs=1e-3)  # the folio (0.90) is not text
     assert meta.low_confidence_pages == (1,)
     box = meta.pages[0].lines[0].box

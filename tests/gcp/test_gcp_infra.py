@@ -39,7 +39,7 @@ KINDS = {
     },
     "service_accounts.tf": {"google_service_account"},
     "secrets.tf": {"google_secret_manager_secret"},
-    "documentai.tf": {"google_document_ai_processor"},
+    "documentai.tf": {"google_document_ai_processor", "google_document_ai_processor_default_version"},
     "scheduler.tf": {"google_cloud_scheduler_job"},
     "monitoring.tf": {"google_logging_metric", "google_monitoring_alert_policy"},
     "iam.tf": {
@@ -281,9 +281,10 @@ def test_the_scheduler_is_the_admin_principal_deploy_sh_passes_to_query(tf):
     )
     outputs = {unquote(n): body for doc in tf.values() for e in doc.get("output", []) for n, body in e.items()}
     assert '"export REGRAG_ADMIN_PRINCIPALS=${join(",", local.admin_principals)}"' in outputs["deploy_env"]["value"]
-    # the OCR processor that infra creates is the one deploy.sh hands to ingest and reconcile
+    # the OCR processor that infra creates, at its pinned version, is the one deploy.sh hands to ingest and
+    # reconcile: each request names the version, so each OCR'd page records it
     exported = outputs["deploy_env"]["value"]
-    assert '"export REGRAG_DOCUMENTAI_PROCESSOR=${google_document_ai_processor.ocr.id}"' in exported
+    assert '"export REGRAG_DOCUMENTAI_PROCESSOR=${local.documentai_processor_version}"' in exported
     processor = blocks(tf, "resource")[("google_document_ai_processor", "ocr")]
     assert unquote(processor["type"]) == "OCR_PROCESSOR" and processor["location"] == "${var.documentai_location}"
     deploy = (ROOT / "deploy.sh").read_text()
@@ -390,3 +391,46 @@ def test_terraform_fmt(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_ocr_processor_version_is_pinned_and_named_in_every_request(tf):
+    local = locals_of(tf)
+    assert unquote(local["documentai_processor_version"]) == (
+        "${google_document_ai_processor.ocr.id}/processorVersions/${var.documentai_processor_version}"
+    )
+    pinned = blocks(tf, "resource")[("google_document_ai_processor_default_version", "ocr")]
+    assert pinned["processor"] == "${google_document_ai_processor.ocr.id}"
+    assert pinned["version"] == "${local.documentai_processor_version}" and "lifecycle" not in pinned
+    outputs = {unquote(n): body for doc in tf.values() for e in doc.get("output", []) for n, body in e.items()}
+    assert outputs["documentai_processor"]["value"] == "${local.documentai_processor_version}"
+    default = unquote(variables_of(tf)["documentai_processor_version"]["default"])
+    # what the terraform output will look like, as the settings read it
+    name = f"projects/regrag-prod/locations/us/processors/4f1c2e/processorVersions/{default}"
+    settings = Settings.from_env({"REGRAG_DOCUMENTAI_PROCESSOR": name, "REGRAG_DOCUMENTAI_LOCATION": "us"})
+    assert settings.documentai_processor == name and default.startswith("pretrained-ocr-v")
+
+
+def test_document_ai_locations_are_those_google_lists_for_ocr_in_both_terraform_and_the_settings(tf):
+    from regrag.cloud_facts import DOCUMENTAI_OCR_LOCATIONS
+
+    condition = variables_of(tf)["documentai_location"]["validation"][0]["condition"]
+    assert re.findall(r'"([a-z0-9-]+)"', condition) == list(DOCUMENTAI_OCR_LOCATIONS)
+    choices = next(f for f in fields(Settings) if f.name == "documentai_location").metadata["choices"]
+    assert choices == DOCUMENTAI_OCR_LOCATIONS and "asia-southeast1" in choices and "us-central1" not in choices
+
+
+def test_the_google_provider_is_pinned_to_its_current_major_and_the_upgrades_touch_nothing_used(tf):
+    (required,) = tf["versions.tf"]["terraform"][0]["required_providers"]
+    assert unquote(required["google"]["version"]) == "~> 8.0"
+    resources = blocks(tf, "resource")
+    # 7.0.0: the notification's topic in the projects/P/topics/T form, which is google_pubsub_topic's id
+    assert resources[("google_storage_notification", "removals")]["topic"] == "${google_pubsub_topic.embedded.id}"
+    # 7.0.0: disable_on_destroy has no default any more; ours is explicit
+    assert resources[("google_project_service", "this")]["disable_on_destroy"] is False
+    # 8.0.0 removes resources and arguments none of ours use (the upgrade guide's list)
+    removed_in_8 = {
+        "google_beyondcorp_app_connection", "google_beyondcorp_app_connector", "google_beyondcorp_app_gateway",
+        "google_iap_brand", "google_iap_client", "google_ml_engine_model", "google_notebooks_environment",
+        "google_notebooks_instance", "google_notebooks_runtime", "google_vertex_ai_schedule",
+    }  # fmt: skip
+    assert not removed_in_8 & {rtype for rtype, _ in resources}

@@ -10,11 +10,11 @@ from regrag.ingest.ingest import build_document
 from regrag.ports import Blob
 from regrag.query.judge import AbstentionRule, RelevanceFloor, Signals, best_coverage, signals
 from regrag.query.question import analyse
-from regrag.query.quote import QuoteConfig, quote
+from regrag.query.quote import quote
 from regrag.query.retrieve import measured
 from regrag.text.figures import STATED_FIGURE, figure_in_asked_unit, figure_values
 
-from conftest import SAMPLE, compose_answer
+from conftest import SAMPLE, compose_answer, read_path_options
 
 NOTICE = "供电企业因为计划检修要停电，至少要提前几天通知用户？"  # 第二十八条 answers it: 提前7天
 
@@ -39,7 +39,7 @@ def signals_of(doc, question, cands, top_n=5, quoted_from=None):
     """The judge's signals of the answer quoted from `quoted_from` (default: every candidate)."""
     q = analyse(question, Filters())
     ranked = measured(q, cands)
-    quotes = quote(q, measured(q, quoted_from or cands), lambda _: doc.text, QuoteConfig())
+    quotes = quote(q, measured(q, quoted_from or cands), lambda _: doc.text, read_path_options().quote)
     return signals(q, quotes, ranked, 0.6, top_n)
 
 

@@ -74,6 +74,7 @@ def test_a_scanned_pdf_is_stored_with_its_pages_confidence_and_engine():
     meta = doc.meta
     assert len(engine.images) == 2 and all(i.startswith(b"\x89PNG") for i in engine.images)
     assert [(p.page, p.ocr) for p in meta.pages] == [(1, True), (2, True)] and meta.ocr_engine == "scripted-ocr/1"
+    assert [p.engine for p in meta.pages] == ["scripted-ocr/1"] * 2  # each page keeps the engine that read it
     assert meta.pages[0].confidence == pytest.approx(0.975, abs=1e-3)
     assert meta.low_confidence_pages == (2,)  # page 2's mean confidence 0.71 < 0.9
     assert meta.title == "电力供应与使用条例" and meta.format == "pdf"
@@ -183,6 +184,7 @@ def test_the_document_view_lists_pages_engine_confidence_and_low_confidence_page
         pages = view["pages"]
         assert pages["count"] == 2 and pages["ocr_pages"] == [1, 2] and pages["low_confidence_pages"] == [2]
         assert pages["ocr_engine"] == "scripted-ocr/1" and pages["confidence"]["2"] == pytest.approx(0.71)
+        assert pages["engines"] == {"1": "scripted-ocr/1", "2": "scripted-ocr/1"}
         assert pages["spans"][1]["lines"] and "pages" not in view["metadata"]
         assert {a["article"]: a["pages"] for a in view["anchors"]}["第四条"] == [2]
         # the stored chunks carry the stored page map (the local store keeps it once per document)
@@ -213,9 +215,12 @@ def test_settings_pick_the_engine_per_mode_and_parse_the_limits():
         "REGRAG_VERTEX_PUBLIC_HOST": "h",
     }
     assert Settings.from_env(gcp).ocr_engine == "off"  # no processor named: scans are refused, not sent anywhere
-    processor = "projects/p/locations/eu/processors/ocr1"
+    processor = "projects/p/locations/eu/processors/ocr1/processorVersions/pretrained-ocr-v2.1-2024-08-07"
     named = {**gcp, "REGRAG_DOCUMENTAI_PROCESSOR": processor, "REGRAG_DOCUMENTAI_LOCATION": "eu"}
     assert Settings.from_env(named).ocr_engine == "documentai"
+    single = "projects/p/locations/asia-southeast1/processors/ocr1/processorVersions/pretrained-ocr-v2.1-2024-08-07"
+    regional = {**gcp, "REGRAG_DOCUMENTAI_PROCESSOR": single, "REGRAG_DOCUMENTAI_LOCATION": "asia-southeast1"}
+    assert Settings.from_env(regional).documentai_location == "asia-southeast1"  # a single region Google offers
     assert Settings.from_env({**named, "REGRAG_OCR": "local"}).ocr_engine == "local"
 
 
@@ -224,8 +229,15 @@ def test_settings_pick_the_engine_per_mode_and_parse_the_limits():
     [
         ({"REGRAG_OCR": "tesseract"}, "REGRAG_OCR='tesseract': expected one of local, documentai, off"),
         ({"REGRAG_OCR": "documentai"}, "REGRAG_OCR=documentai needs REGRAG_DOCUMENTAI_PROCESSOR"),
-        ({"REGRAG_DOCUMENTAI_PROCESSOR": "projects/p/locations/eu/processors/x"}, "in location 'eu'"),
-        ({"REGRAG_DOCUMENTAI_PROCESSOR": "ocr1"}, "expected projects/P/locations/L/processors/ID"),
+        (
+            {"REGRAG_DOCUMENTAI_PROCESSOR": "projects/p/locations/eu/processors/x/processorVersions/v"},
+            "in location 'eu'",
+        ),
+        ({"REGRAG_DOCUMENTAI_PROCESSOR": "ocr1"}, "expected projects/P/locations/L/processors/ID/processorVersions/V"),
+        # the version each OCR'd page records; the bare processor would run whatever its default version is
+        ({"REGRAG_DOCUMENTAI_PROCESSOR": "projects/p/locations/us/processors/x"}, "/processorVersions/V (the version"),
+        # the locations Document AI offers OCR in (regions page), not just us and eu
+        ({"REGRAG_DOCUMENTAI_LOCATION": "us-central1"}, "expected one of us, eu, asia-south1, asia-southeast1"),
         ({"REGRAG_OCR_LOW_CONFIDENCE": "1.5"}, "must be ≤ 1.0"),
         ({"REGRAG_OCR_MAX_PAGES": "0"}, "must be ≥ 1"),
     ],

@@ -77,7 +77,8 @@ class OcrPage:
         lines: the lines read, each with confidence and box.
         width: width of the image recognised, in pixels (0 when the engine does not say).
         height: height of the image recognised, in pixels (0 when the engine does not say).
-        engine: which engine and model read it, e.g. "rapidocr-3.10.0/PP-OCRv6-small" or "documentai:OCR".
+        engine: which engine and model version read it, e.g. "rapidocr-3.10.0/PP-OCRv6-small" or
+            "documentai:ocr123@pretrained-ocr-v2.1-2024-08-07"; kept with the page (PageSpan.engine).
     """
 
     lines: tuple[OcrLine, ...]
@@ -119,6 +120,8 @@ class PageSpan:
         ocr: whether the text came from OCR (False: the PDF's text layer).
         confidence: mean OCR confidence of the page's lines kept in the text (None without OCR).
         lines: OCR lines kept, with their spans and boxes (empty for text-layer pages).
+        engine: the engine and model version that read the page (OcrPage.engine; None without OCR), so that a
+            page read before a model change can be told from one read after it.
     """
 
     page: int
@@ -127,10 +130,13 @@ class PageSpan:
     ocr: bool
     confidence: float | None = None
     lines: tuple[LineSpan, ...] = ()
+    engine: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Compact JSON form; each line is [start, end, x0, y0, x1, y1 (per mille), confidence]."""
         out: dict[str, Any] = {"page": self.page, "start": self.start, "end": self.end, "ocr": self.ocr}
+        if self.engine:
+            out["engine"] = self.engine
         if self.confidence is not None:
             out["confidence"] = round(self.confidence, 4)
         if self.lines:
@@ -152,6 +158,7 @@ class PageSpan:
             ocr=bool(data.get("ocr", False)),
             confidence=None if confidence is None else float(confidence),
             lines=lines,
+            engine=data.get("engine") or None,
         )
 
 

@@ -26,7 +26,7 @@ import itertools
 import re
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from regrag.domain.ocr import Box, LineSpan, OcrLine, OcrPage, PageSpan
@@ -242,14 +242,14 @@ def restore_label_space(paragraph: str) -> str:
 
 
 def assemble(
-    lines: Sequence[PlacedLine], page_numbers: Sequence[int], ocr_pages: set[int]
+    lines: Sequence[PlacedLine], page_numbers: Sequence[int], ocr_pages: Mapping[int, str]
 ) -> tuple[str, tuple[PageSpan, ...]]:
     """Join placed lines into the stored text (one paragraph per line) and record where every page went.
 
     Args:
         lines: all lines of the document in order, each marked with its page.
         page_numbers: every page of the document, in order (pages without lines get an empty span).
-        ocr_pages: the pages whose lines came from OCR.
+        ocr_pages: the pages whose lines came from OCR, each with the engine that read it ("" if unknown).
 
     Returns:
         (text ending in a newline, one PageSpan per page).
@@ -296,7 +296,7 @@ def _with_label_space(ln: PlacedLine, para: Sequence[PlacedLine]) -> str:
 
 def _page_spans(
     page_numbers: Sequence[int],
-    ocr_pages: set[int],
+    ocr_pages: Mapping[int, str],
     spans: dict[int, list[int]],
     confidences: dict[int, list[float]],
     line_spans: dict[int, list[LineSpan]],
@@ -316,6 +316,7 @@ def _page_spans(
                 ocr=number in ocr_pages,
                 confidence=sum(values) / len(values) if values else None,
                 lines=tuple(line_spans.get(number, ())),
+                engine=ocr_pages.get(number) or None,
             )
         )
     return tuple(pages)

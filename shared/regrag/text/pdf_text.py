@@ -7,6 +7,7 @@ import io
 import re
 from dataclasses import replace
 
+from regrag.domain.ocr import PageSpan
 from regrag.text import scans
 from regrag.text.images import OcrLimits, ScanError
 from regrag.text.ocr_text import PlacedLine, assemble
@@ -38,16 +39,16 @@ def parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimits
         raise UnreadableDocument(f"{name}: unreadable PDF ({exc})") from exc
     kept = [[ln.rstrip() for ln in page if ln.strip() and not _PAGE_NUMBER_RE.match(ln)] for page in page_lines]
     try:
-        ocr_lines, engine = scans.ocr_pdf_pages(data, kept, ocr, limits)
+        ocr_lines, engines = scans.ocr_pdf_pages(data, kept, ocr, limits)
     except ScanError as exc:
         raise UnreadableDocument(f"{name}: {exc}") from exc
     if not any(kept[i] for i in range(len(kept)) if i not in ocr_lines) and not any(ocr_lines.values()):
         raise UnreadableDocument(f"{name}: the PDF has no text layer (scanned pages need OCR first)")
     placed = _place_lines(kept, ocr_lines)
-    text, spans = assemble(placed, range(1, len(kept) + 1), {index + 1 for index in ocr_lines})
+    text, spans = assemble(placed, range(1, len(kept) + 1), {i + 1: engines.get(i, "") for i in ocr_lines})
     first = text.split("\n", 1)[0]
     title = first if first and len(first) <= 80 else None
-    return ParsedText(text, "pdf", "binary", title, spans, engine)
+    return ParsedText(text, "pdf", "binary", title, spans, first_engine(spans))
 
 
 def _place_lines(kept: list[list[str]], ocr_lines: dict[int, list[PlacedLine]]) -> list[PlacedLine]:
@@ -92,11 +93,17 @@ def parse_image(name: str, data: bytes, fmt: str, ocr: OcrFunction | None, limit
     if ocr is None:
         raise UnreadableDocument(f"{name}: a {fmt.upper()} image needs OCR, and no OCR engine is configured")
     try:
-        (placed_by_page, engine), count = scans.ocr_image_pages(data, ocr, limits)
+        (placed_by_page, engines), count = scans.ocr_image_pages(data, ocr, limits)
     except ScanError as exc:
         raise UnreadableDocument(f"{name}: {exc}") from exc
     placed = _place_lines([[] for _ in range(count)], placed_by_page)
-    text, spans = assemble(placed, range(1, count + 1), set(range(1, count + 1)))
+    text, spans = assemble(placed, range(1, count + 1), {i + 1: engines.get(i, "") for i in range(count)})
     first = text.split("\n", 1)[0]
     title = first if first and len(first) <= 80 else None
-    return ParsedText(text, fmt, "binary", title, spans, engine)
+    return ParsedText(text, fmt, "binary", title, spans, first_engine(spans))
+
+
+def first_engine(spans: tuple[PageSpan, ...]) -> str | None:
+    """The document's OCR engine as ParsedText.ocr_engine keeps it: the first OCR'd page's (each page keeps its
+    own in PageSpan.engine)."""
+    return next((span.engine for span in spans if span.engine), None)

@@ -20,8 +20,8 @@ from regrag.text.ocr_text import PlacedLine, left_margin, place_lines, reading_o
 
 # The OCR seam: page image bytes (PNG) in, the lines read out. `OcrEngine.recognize` fits it.
 OcrFunction = Callable[[bytes], OcrPage]
-# Placed lines of the OCR'd pages by page index (from 0), and the engine that read them.
-OcrResult = tuple[dict[int, list[PlacedLine]], str | None]
+# Placed lines of the OCR'd pages by page index (from 0), and the engine (and model version) that read each.
+OcrResult = tuple[dict[int, list[PlacedLine]], dict[int, str]]
 
 
 class NoOcrEngine(ScanError):
@@ -47,11 +47,11 @@ def ocr_pdf_pages(
         i for i, lines in enumerate(page_lines) if sum(len("".join(ln.split())) for ln in lines) < limits.min_text_chars
     ]
     if not scanned:
-        return {}, None
+        return {}, {}
     pdf = images.open_pdf(data)
     scanned = [i for i in scanned if not images.page_is_blank(pdf, i)]
     if not scanned:
-        return {}, None
+        return {}, {}
     if ocr is None:
         if all(not lines for lines in page_lines):
             raise NoOcrEngine("the PDF has no text layer (scanned pages need OCR first)")
@@ -100,7 +100,7 @@ def _with_timeout(call: Callable[[], OcrPage], timeout_s: float, what: str) -> O
 
 
 def place_pages(read: Sequence[tuple[int, OcrPage]], limits: OcrLimits) -> OcrResult:
-    """Cleaned, placed lines of OCR'd pages (page number, what the engine read), and the engine's id."""
+    """Cleaned, placed lines of OCR'd pages (page number, what the engine read), and each page's engine id."""
     ordered = [(number, reading_order(page)) for number, page in read]
     cleaned = remove_noise(ordered, min_confidence=limits.min_line_confidence)
     margin = left_margin(cleaned)
@@ -108,8 +108,8 @@ def place_pages(read: Sequence[tuple[int, OcrPage]], limits: OcrLimits) -> OcrRe
         number - 1: place_lines(number, lines, margin=margin, aspect=_aspect(page))
         for (number, page), lines in zip(read, cleaned, strict=True)
     }
-    engine = next((page.engine for _, page in read if page.engine), None)
-    return out, engine
+    engines = {number - 1: page.engine for number, page in read if page.engine}
+    return out, engines
 
 
 def _aspect(page: OcrPage) -> float:

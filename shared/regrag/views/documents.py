@@ -46,11 +46,13 @@ def document_view(store: ChunkStore, doc_id: str) -> dict[str, Any]:
 
 def pages_view(meta: DocumentMeta) -> dict[str, Any]:
     """The page map of a PDF or scan: each page's [start, end) in the stored text, whether OCR read it, its mean
-    OCR confidence and its OCR lines ([start, end, x0, y0, x1, y1 in thousandths of the page, confidence]);
-    the OCR engine; the pages OCR'd and those under the confidence threshold. Empty lists for other formats."""
+    OCR confidence, the engine and model version that read it, and its OCR lines ([start, end, x0, y0, x1, y1
+    in thousandths of the page, confidence]); the OCR engine; the pages OCR'd and those under the confidence
+    threshold. Empty lists for other formats."""
     return {
         "count": len(meta.pages),
         "ocr_engine": meta.ocr_engine,
+        "engines": {str(p.page): p.engine for p in meta.pages if p.engine},
         "ocr_pages": [p.page for p in meta.pages if p.ocr],
         "low_confidence_pages": list(meta.low_confidence_pages),
         "confidence": {str(p.page): round(p.confidence, 4) for p in meta.pages if p.confidence is not None},

@@ -154,6 +154,7 @@ def gemini_generator(settings: Settings, key: str | None, timeout_s: float) -> G
         location=settings.gemini_location,
         base_url=settings.gemini_base_url,
         timeout_s=timeout_s,
+        params=settings.gemini_params,
     )
 
 

@@ -13,6 +13,13 @@ IAM: the ingest service account needs `roles/documentai.apiUser` (documentai.pro
 processBatch) on the processor's project, plus object read on the upload bucket and object write on the
 batch output prefix for batch processing.
 
+Versions: the processor name carries its version (`…/processors/ID/processorVersions/V`) and every request
+goes to that version, so each OCR'd page records the model that read it (`OcrPage.engine`,
+"documentai:ID@V"). A request to the bare processor would run its default version, which can change under us
+(Google deprecates a stable version six months after a newer one, https://docs.cloud.google.com/document-ai/
+docs/manage-processor-versions), and nothing in a response says which version ran. `roles/documentai.apiUser`
+covers processing on a processor version (documentai.processorVersions.processOnline / processBatch).
+
 `recognize` sends one page image online (the parser rasterises PDF pages without a text layer and calls it
 once per page, so a request never exceeds the page limit). `process` takes a whole PDF or TIFF: online when
 it is within the online limits, else a batch job reading the object from Cloud Storage and writing Document
@@ -35,6 +42,7 @@ from typing import Any
 from regrag import logs
 from regrag.adapters.gcp.clients import Endpoint, api_retry, document_ai, storage_client
 from regrag.adapters.gcp.errors import translated
+from regrag.cloud_facts import DOCUMENTAI_OCR_LOCATIONS, DOCUMENTAI_PROCESSOR_PATTERN
 from regrag.domain.errors import InvalidInput, Unavailable
 from regrag.domain.ocr import Box, OcrLine, OcrPage
 
@@ -44,9 +52,7 @@ ONLINE_MAX_PAGES = 15
 ONLINE_MAX_BYTES = 20 * 1024 * 1024
 BATCH_MAX_PAGES = 500
 MIME_TYPES = {"pdf": "application/pdf", "png": "image/png", "jpeg": "image/jpeg", "tiff": "image/tiff"}
-_PROCESSOR_RE = re.compile(
-    r"^projects/[^/]+/locations/(?P<location>[a-z0-9-]+)/processors/[^/]+(/processorVersions/[^/]+)?$"
-)
+_PROCESSOR_RE = re.compile(DOCUMENTAI_PROCESSOR_PATTERN)
 
 
 class DocumentAiOcr:
@@ -68,8 +74,9 @@ class DocumentAiOcr:
         """Configure the processor; nothing is contacted yet.
 
         Args:
-            processor: `projects/P/locations/L/processors/ID` (optionally `/processorVersions/V`).
-            location: the processor's region (`us`, `eu`, …); must match the name; picks the endpoint.
+            processor: `projects/P/locations/L/processors/ID/processorVersions/V`: the version that reads.
+            location: the processor's location (`us`, `eu` or a single region of `DOCUMENTAI_OCR_LOCATIONS`);
+                must match the name; picks the endpoint.
             endpoint: where the API answers (default `{location}-documentai.googleapis.com`; a fake in tests).
             timeout_s: deadline of one online request.
             retry_deadline_s: how long transient errors of one request are retried.
@@ -78,12 +85,20 @@ class DocumentAiOcr:
             poll_interval_s: first wait between polls of a batch job (then ×1.5, up to 60 s).
             project: project for the Cloud Storage client that reads batch output (default: ADC's).
         """
-        m = _PROCESSOR_RE.match(processor)
+        m = _PROCESSOR_RE.fullmatch(processor)
         if m is None:
-            raise InvalidInput(f"Document AI processor {processor!r} is not projects/P/locations/L/processors/ID")
+            raise InvalidInput(
+                f"Document AI processor {processor!r} is not projects/P/locations/L/processors/ID/processorVersions/V"
+            )
         if m.group("location") != location:
             raise InvalidInput(f"Document AI processor {processor!r} is not in location {location!r}")
+        if location not in DOCUMENTAI_OCR_LOCATIONS:
+            raise InvalidInput(
+                f"Document AI offers OCR processors in {', '.join(DOCUMENTAI_OCR_LOCATIONS)}, not {location!r}"
+            )
         self.processor = processor
+        self.processor_id = m.group("processor")
+        self.processor_version = m.group("version")
         self.location = location
         self.endpoint = endpoint or Endpoint(f"{location}-documentai.googleapis.com")
         self.timeout_s = timeout_s
@@ -98,8 +113,8 @@ class DocumentAiOcr:
 
     @property
     def engine_id(self) -> str:
-        """Engine and model, stored with the document."""
-        return f"documentai:{self.processor.split('/processors/', 1)[1]}"
+        """Engine, processor and processor version, stored with every page it reads."""
+        return f"documentai:{self.processor_id}@{self.processor_version}"
 
     def _documents(self) -> Any:
         with self._lock:

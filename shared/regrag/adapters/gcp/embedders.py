@@ -27,14 +27,16 @@ import numpy as np
 
 from regrag import logs
 from regrag.adapters.gcp.clients import genai_vertex_client
+from regrag.cloud_facts import EMBED_MAX_TEXTS_PER_REQUEST, EMBED_MAX_TOKENS_PER_REQUEST, EMBEDDING_MODELS
 from regrag.domain.errors import InvalidInput, Unavailable
 
 log = logs.get("embed.vertex")
 
-NATIVE_DIMENSIONS = {"text-embedding-005": 768, "text-multilingual-embedding-002": 768, "gemini-embedding-001": 3072}
-MAX_TEXTS_PER_REQUEST = 250
-MAX_TOKENS_PER_REQUEST = 20_000
-MAX_TOKENS_PER_TEXT = 2_048  # longer texts are truncated by the service (autoTruncate)
+NATIVE_DIMENSIONS = {model_id: model.dimensions for model_id, model in EMBEDDING_MODELS.items()}
+MAX_TEXTS_PER_REQUEST = EMBED_MAX_TEXTS_PER_REQUEST
+MAX_TOKENS_PER_REQUEST = EMBED_MAX_TOKENS_PER_REQUEST
+# longer texts are truncated by the service (autoTruncate); the same for every model in the table
+MAX_TOKENS_PER_TEXT = min(model.max_tokens_per_text for model in EMBEDDING_MODELS.values())
 _RETRY_STATUSES = frozenset({429, 503})
 
 

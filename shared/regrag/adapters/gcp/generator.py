@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from regrag.cloud_facts import DEFAULT_TEMPERATURE, GenerationParams, generation_params
 from regrag.domain.generation import (
     GenerationBlocked,
     GenerationConnectionError,
@@ -35,26 +36,7 @@ _BLOCKED_FINISH = frozenset(
 # Finish reasons that mean the answer stopped before it was complete. CONTINUATION comes with a token to
 # fetch the rest; we never follow it (that would be a second request inside the caller's deadline).
 _TRUNCATED_FINISH = frozenset({"MAX_TOKENS", "CONTINUATION"})
-_FLASH = re.compile(r"gemini-(\d+(?:\.\d+)?)-flash")
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
-
-
-def thinking_config_for(model: str) -> dict[str, Any] | None:
-    """Thinking switched off where the model allows it, as a `ThinkingConfig` dict (None: model default).
-
-    Gemini 2.5 Flash and Flash-Lite accept a budget of 0 (off). Gemini 3 Flash models cannot switch thinking
-    off; MINIMAL is their lowest level. Pro models cannot switch it off either (2.5 Pro rejects budget 0) and
-    models before 2.5 do not think, so both are left alone: sending a config they reject would be a 400.
-    """
-    match = _FLASH.search(model)
-    if match is None:
-        return None
-    version = float(match.group(1))
-    if version == 2.5:
-        return {"thinking_budget": 0}
-    if version >= 3:
-        return {"thinking_level": "MINIMAL"}
-    return None
 
 
 class GeminiGenerator:
@@ -76,11 +58,14 @@ class GeminiGenerator:
         credentials: Any = None,
         base_url: str | None = None,
         timeout_s: float = 4.0,
-        temperature: float = 0.1,
+        params: GenerationParams | None = None,
         max_output_tokens: int = 2048,
     ) -> None:
         """Build the client (no network). `credentials` (Vertex mode only) overrides application default
         credentials; `timeout_s` is the default per-request timeout when a call does not pass one.
+
+        `params`: the temperature and thinking the requests carry (`Settings.gemini_params`); by default
+        `cloud_facts.generation_params(model, DEFAULT_TEMPERATURE)`: only what the model's row says it takes.
 
         The timeout is httpx's: it bounds each phase (connect, send, every read), not their sum. A
         non-streaming answer arrives in one read, and the client also sends it as X-Server-Timeout, so
@@ -92,7 +77,7 @@ class GeminiGenerator:
         if not vertexai and not api_key:
             raise ValueError("the Gemini API needs an API key (or use Vertex AI mode)")
         self.model = model
-        self.temperature = temperature
+        self.params = params if params is not None else generation_params(model, DEFAULT_TEMPERATURE)
         self.max_output_tokens = max_output_tokens
         self.timeout_s = timeout_s
         self._types = types
@@ -105,21 +90,21 @@ class GeminiGenerator:
             )
         else:
             self._client = genai.Client(vertexai=False, api_key=api_key, http_options=http_options)
-        self._thinking = thinking_config_for(model)
 
     def generate_json(
         self, prompt: str, schema: dict[str, Any], *, system: str | None = None, timeout_s: float | None = None
     ) -> Any:
         """One `generateContent` request with JSON output constrained by `schema`; the parsed JSON value."""
         types = self._types
+        thinking = self.params.thinking_config()
         config = types.GenerateContentConfig(
             system_instruction=system,
-            temperature=self.temperature,
+            temperature=self.params.temperature,  # None: not sent (a model that ignores it)
             max_output_tokens=self.max_output_tokens,
             candidate_count=1,
             response_mime_type="application/json",
             response_schema=schema,
-            thinking_config=types.ThinkingConfig(**self._thinking) if self._thinking else None,
+            thinking_config=types.ThinkingConfig(**thinking) if thinking else None,
             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
             automatic_continuation=False,
             http_options=types.HttpOptions(timeout=_ms(timeout_s)) if timeout_s else None,
