@@ -1,0 +1,188 @@
+"""A stored article as a lawyer cites it: paragraphs (款) and items (项), and where a quotation lies in it.
+
+A paragraph is a line of the article that is not an item; an item line ((一) / （一） / 一、) belongs to the
+paragraph before it, and its number is its marker's. Quotations are compared after NFKC (full-width forms and
+punctuation folded), with whitespace removed and the quotation marks inside unified: what a memo's typing
+changes, never the words. An ellipsis (…… / ...) in a quotation marks an omission: the pieces must appear in
+order. Every span reported maps back to the stored text, so what is shown is the corpus's own characters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import cached_property
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
+
+from regrag.text.legal import ITEM_RE, chinese_to_int
+
+_ELLIPSIS_RE = re.compile(r"……|…|\.{3,}|。。。")
+_QUOTE_MARKS = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "「": '"', "」": '"', "『": "'", "』": "'"})
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A text folded for comparison, with each folded character's offset in the original."""
+
+    text: str
+    offsets: tuple[int, ...]
+    source: str  # the original text
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The original [start, end) of folded [start, end)."""
+        if start >= end:
+            pos = self.offsets[start] if start < len(self.offsets) else (self.offsets[-1] + 1 if self.offsets else 0)
+            return pos, pos
+        return self.offsets[start], self.offsets[end - 1] + 1
+
+
+def fold(text: str) -> Folded:
+    chars: list[str] = []
+    offsets: list[int] = []
+    for i, ch in enumerate(text):
+        for out in unicodedata.normalize("NFKC", ch).translate(_QUOTE_MARKS):
+            if not out.isspace():
+                chars.append(out)
+                offsets.append(i)
+    return Folded("".join(chars), tuple(offsets), text)
+
+
+def pieces(quote: str) -> list[str]:
+    """The folded pieces of a quotation between its omission marks."""
+    return [p for p in (fold(part).text for part in _ELLIPSIS_RE.split(quote)) if p]
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    number: int
+    start: int  # in the article text
+    end: int
+    items: tuple[tuple[int, int, int], ...]  # (item number, start, end)
+
+
+@dataclass(frozen=True)
+class Provision:
+    """One stored article: its label, verbatim text and structure."""
+
+    label: str
+    text: str
+
+    @cached_property
+    def folded(self) -> Folded:
+        return fold(self.text)
+
+    @cached_property
+    def paragraphs(self) -> tuple[Paragraph, ...]:
+        out: list[Paragraph] = []
+        items: list[tuple[int, int, int]] = []
+        pos = 0
+        start = end = None
+        for line in self.text.split("\n"):
+            line_start, line_end = pos, pos + len(line)
+            pos = line_end + 1
+            if not line.strip():
+                continue
+            item = ITEM_RE.match(line) if out or start is not None else None
+            if item and start is not None:
+                marker = re.sub(r"[（()）、.．\s]", "", item.group("label"))
+                with contextlib.suppress(ValueError):  # a marker that is no numeral: not a numbered item
+                    items.append((chinese_to_int(marker), line_start, line_end))
+                end = line_end
+                continue
+            if start is not None and end is not None:
+                out.append(Paragraph(len(out) + 1, start, end, tuple(items)))
+            start, end, items = line_start, line_end, []
+        if start is not None and end is not None:
+            out.append(Paragraph(len(out) + 1, start, end, tuple(items)))
+        return tuple(out)
+
+    def part(self, paragraph: int | None, item: int | None) -> tuple[int, int] | None:
+        """[start, end) of 第N款 / 第（M）项 in the text (the whole article when neither is named); None when the
+        article has no such paragraph or item. An item named without a paragraph is looked for in every one."""
+        if paragraph is None and item is None:
+            return 0, len(self.text)
+        paras = self.paragraphs
+        if paragraph is not None:
+            if paragraph > len(paras):
+                return None
+            paras = (paras[paragraph - 1],)
+        if item is None:
+            return paras[0].start, paras[0].end
+        for p in paras:
+            for number, s, e in p.items:
+                if number == item:
+                    return s, e
+        return None
+
+    def find(self, quote: str) -> tuple[int, int] | None:
+        """The [start, end) in the text of a verbatim quotation (pieces in order), or None."""
+        parts = pieces(quote)
+        if not parts:
+            return None
+        folded = self.folded.text
+        pos = 0
+        first = None
+        for part in parts:
+            at = folded.find(part, pos)
+            if at < 0:
+                return None
+            first = at if first is None else first
+            pos = at + len(part)
+        assert first is not None
+        return self.folded.span(first, pos)
+
+
+@dataclass(frozen=True)
+class Closest:
+    """The span of an article closest to a quotation that is not in it, and how they differ."""
+
+    start: int
+    end: int
+    text: str
+    similarity: float  # 0–1
+    diff: tuple[dict[str, str], ...]
+
+
+def closest_span(quote: str, provision: Provision) -> Closest:
+    """The span of `provision` that best aligns with `quote` (rapidfuzz's partial alignment of the folded texts,
+    widened to whole characters of the stored text), with the character diff quotation → law."""
+    q = fold(quote)
+    law = provision.folded
+    if not q.text or not law.text:
+        return Closest(0, 0, "", 0.0, ())
+    aligned = fuzz.partial_ratio_alignment(q.text, law.text)
+    s, e = (aligned.dest_start, aligned.dest_end) if aligned else (0, min(len(law.text), len(q.text)))
+    # the alignment window is the quotation's length: widen it to the best-scoring span within a few characters,
+    # so an insertion or deletion (50万 for 100万) is shown as one, not as a shifted tail
+    best = (Levenshtein.normalized_similarity(q.text, law.text[s:e]), s, e)
+    slack = max(2, len(q.text) // 5)
+    for ds in range(-slack, slack + 1):
+        for de in range(-slack, slack + 1):
+            ns, ne = s + ds, e + de
+            if 0 <= ns < ne <= len(law.text):
+                score = Levenshtein.normalized_similarity(q.text, law.text[ns:ne])
+                if score > best[0]:
+                    best = (score, ns, ne)
+    score, s, e = best
+    start, end = law.span(s, e)
+    diff = char_diff(q, (0, len(q.text)), law, (s, e))
+    return Closest(start, end, provision.text[start:end], round(score, 3), tuple(diff))
+
+
+def char_diff(
+    a: Folded, a_range: tuple[int, int], b: Folded, b_range: tuple[int, int], names: tuple[str, str] = ("quote", "law")
+) -> list[dict[str, str]]:
+    """Opcodes turning folded `a`[a_range] into folded `b`[b_range], each side shown in its original characters:
+    [{op: equal|replace|delete|insert, <names[0]>: …, <names[1]>: …}]."""
+    x = a.text[a_range[0] : a_range[1]]
+    y = b.text[b_range[0] : b_range[1]]
+    out = []
+    for op in Levenshtein.opcodes(x, y):
+        left = a.source[slice(*a.span(a_range[0] + op.src_start, a_range[0] + op.src_end))]
+        right = b.source[slice(*b.span(b_range[0] + op.dest_start, b_range[0] + op.dest_end))]
+        out.append({"op": op.tag, names[0]: left, names[1]: right})
+    return out

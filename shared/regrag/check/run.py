@@ -1,0 +1,129 @@
+"""Check a document's citations: references → titles → versions and texts → one status each (regrag.check.verify).
+
+The day citations are checked as of is `as_of` when given, else the document's own date (日期：… at its top or
+bottom), else today; the answer says which. Every text the answer shows is the corpus's own (article texts,
+closest spans, diffs' law side) or the document's own (the reference, its quotations).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from regrag.check.catalogue import load_catalogue
+from regrag.check.document_date import document_date
+from regrag.check.references import Reference, find_references
+from regrag.check.titles import FOUND, Resolution, TitleIndex
+from regrag.check.verify import OK, STATUSES, UNKNOWN_LAW, Finding, Verifier
+from regrag.domain.errors import InvalidInput
+from regrag.ports import ChunkStore
+from regrag.text.legal import article_label
+from regrag.views.version_diff import articles_of
+
+SOURCE_REQUEST = "request"
+SOURCE_DOCUMENT = "document"
+SOURCE_TODAY = "today"
+
+
+@dataclass(frozen=True)
+class CheckLimits:
+    """How much one check may ask for (REGRAG_CHECK_MAX_CHARS, REGRAG_CHECK_MAX_CITATIONS)."""
+
+    max_chars: int = 2_000_000
+    max_citations: int = 20_000
+
+
+def check_text(
+    text: str,
+    store: ChunkStore,
+    *,
+    as_of: str | None = None,
+    today: dt.date | None = None,
+    limits: CheckLimits | None = None,
+) -> dict[str, Any]:
+    """The citations of `text` checked against the stored law: {as_of, as_of_source, document_date, summary,
+    citations: [{text, start, end, doc_id, title, article, paragraph, item, status, message, evidence, quotes,
+    also, written, form, antecedent}], catalogue}."""
+    limits = limits or CheckLimits()
+    if len(text) > limits.max_chars:
+        raise InvalidInput(
+            f"the document has {len(text):,} characters; at most {limits.max_chars:,} are checked at once "
+            "(REGRAG_CHECK_MAX_CHARS): split it"
+        )
+    references = find_references(text)
+    provisions = sum(len(r.articles) for r in references)
+    if provisions > limits.max_citations:
+        raise InvalidInput(
+            f"the document cites {provisions:,} provisions; at most {limits.max_citations:,} are checked at once "
+            "(REGRAG_CHECK_MAX_CITATIONS): split it"
+        )
+    dated = document_date(text)
+    if as_of:
+        day, source = as_of, SOURCE_REQUEST
+    elif dated:
+        day, source = dated.date, SOURCE_DOCUMENT
+    else:
+        day, source = (today or dt.date.today()).isoformat(), SOURCE_TODAY
+    catalogue = load_catalogue()
+    titles = TitleIndex(store.list_documents(), catalogue) if references else None
+    verifier = Verifier(
+        lambda doc_id: articles_of(store.document_chunks(doc_id)), catalogue, titles.titles() if titles else ()
+    )
+    resolved: dict[str, Resolution] = {}
+    citations = []
+    for ref in references:
+        resolution = None
+        if ref.title is not None and titles is not None:
+            if ref.title not in resolved:
+                resolved[ref.title] = titles.resolve(ref.title)
+            resolution = resolved[ref.title]
+        for target in ref.articles:
+            if resolution is not None and resolution.kind == FOUND:
+                finding = verifier.check(ref, target, resolution.laws[0], resolution.pinned, day)
+            else:
+                finding = verifier.unresolved(ref, resolution, day)
+            citations.append(_citation(ref, target, finding))
+    counts = Counter(c["status"] for c in citations)
+    return {
+        "as_of": day,
+        "as_of_source": source,
+        "document_date": (
+            {"date": dated.date, "text": dated.text, "start": dated.start, "end": dated.end} if dated else None
+        ),
+        "summary": {
+            "references": len(references),
+            "citations": len(citations),
+            "ok": counts.get(OK, 0),
+            "problems": sum(n for s, n in counts.items() if s not in (OK, UNKNOWN_LAW)),
+            "unverifiable": counts.get(UNKNOWN_LAW, 0),
+            "by_status": {s: counts[s] for s in STATUSES if counts.get(s)},
+        },
+        "citations": citations,
+        "catalogue": {"source": catalogue.source, "as_of": catalogue.as_of, "titles": len(catalogue.titles)},
+    }
+
+
+def _citation(ref: Reference, target: Any, finding: Finding) -> dict[str, Any]:
+    return {
+        "text": ref.text,
+        "start": ref.start,
+        "end": ref.end,
+        "doc_id": finding.doc_id,
+        "title": finding.title,
+        "article": finding.article or article_label(target.main, target.sub),
+        "paragraph": target.paragraph,
+        "item": target.item,
+        "status": finding.status,
+        "message": finding.message,
+        "evidence": finding.evidence,
+        "quotes": list(finding.quotes)
+        or [{"text": q.text, "start": q.start, "end": q.end, "match": "unchecked"} for q in ref.quotes],
+        "also": list(finding.also),
+        "written": ref.written,
+        "form": ref.form,
+        "cited_title": ref.title,
+        "antecedent": list(ref.antecedent) if ref.antecedent else None,
+        "version_named": ref.version,
+    }
