@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from rapidfuzz import fuzz
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import Indel, Levenshtein
 
 from regrag.text.legal import ITEM_RE, chinese_to_int
 
@@ -180,9 +180,49 @@ def char_diff(
     [{op: equal|replace|delete|insert, <names[0]>: …, <names[1]>: …}]."""
     x = a.text[a_range[0] : a_range[1]]
     y = b.text[b_range[0] : b_range[1]]
+    spans = _readable(
+        [(op.tag, op.src_start, op.src_end, op.dest_start, op.dest_end) for op in Indel.opcodes(x, y)], x, y
+    )
     out = []
-    for op in Levenshtein.opcodes(x, y):
-        left = a.source[slice(*a.span(a_range[0] + op.src_start, a_range[0] + op.src_end))]
-        right = b.source[slice(*b.span(b_range[0] + op.dest_start, b_range[0] + op.dest_end))]
-        out.append({"op": op.tag, names[0]: left, names[1]: right})
+    for tag, i1, i2, j1, j2 in spans:
+        left = a.source[slice(*a.span(a_range[0] + i1, a_range[0] + i2))]
+        right = b.source[slice(*b.span(b_range[0] + j1, b_range[0] + j2))]
+        out.append({"op": tag, names[0]: left, names[1]: right})
     return out
+
+
+_NUMBER_CHARS = frozenset("0123456789.零〇一二三四五六七八九十百千万亿两")
+Span = tuple[str, int, int, int, int]
+
+
+def _readable(ops: list[Span], x: str, y: str) -> list[Span]:
+    """Adjacent edits joined into one, and a number touched by an edit shown whole on both sides: 50万 → 100万
+    reads [50→100]万, not 5 deleted, 10 inserted and a 0 kept."""
+    merged: list[Span] = []
+    for op in ops:
+        if merged and op[0] != "equal" and merged[-1][0] != "equal":
+            _, i1, _, j1, _ = merged[-1]
+            merged[-1] = ("replace", i1, op[2], j1, op[4])
+        else:
+            merged.append(op)
+    out: list[Span] = []
+    for k, (tag, i1, i2, j1, j2) in enumerate(merged):
+        if tag == "equal":
+            out.append((tag, i1, i2, j1, j2))
+            continue
+        # pull the digits of the number this edit touches out of the equal spans around it
+        while out and out[-1][0] == "equal" and out[-1][2] > out[-1][1] and x[out[-1][2] - 1] in _NUMBER_CHARS:
+            _, e1, e2, f1, f2 = out[-1]
+            out[-1] = ("equal", e1, e2 - 1, f1, f2 - 1)
+            i1, j1 = i1 - 1, j1 - 1
+        if out and out[-1][0] == "equal" and out[-1][1] == out[-1][2]:
+            out.pop()
+        nxt = merged[k + 1] if k + 1 < len(merged) else None
+        while nxt is not None and nxt[0] == "equal" and nxt[1] < nxt[2] and x[nxt[1]] in _NUMBER_CHARS:
+            nxt = ("equal", nxt[1] + 1, nxt[2], nxt[3] + 1, nxt[4])
+            i2, j2 = i2 + 1, j2 + 1
+        if nxt is not None:
+            merged[k + 1] = nxt
+        kind = "replace" if i2 > i1 and j2 > j1 else ("delete" if i2 > i1 else "insert")
+        out.append((kind, i1, i2, j1, j2))
+    return [op for op in out if op[0] != "equal" or op[2] > op[1]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from regrag.check.catalogue import load_catalogue
@@ -20,11 +20,14 @@ from regrag.check.verify import OK, STATUSES, UNKNOWN_LAW, Finding, Verifier
 from regrag.domain.errors import InvalidInput
 from regrag.ports import ChunkStore
 from regrag.text.legal import article_label
+from regrag.text.parse import detect_format, parse_document
+from regrag.text.parsed import UnreadableDocument
 from regrag.views.version_diff import articles_of
 
 SOURCE_REQUEST = "request"
 SOURCE_DOCUMENT = "document"
 SOURCE_TODAY = "today"
+CHECK_FORMATS = ("md", "txt", "html", "docx", "pdf")  # what a memo comes as; scans are not read here
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,19 @@ class CheckLimits:
 
     max_chars: int = 2_000_000
     max_citations: int = 20_000
+
+
+def read_document(name: str, data: bytes) -> tuple[str, str]:
+    """The text of an uploaded document and its format; InvalidInput (400) naming what is wrong with it: an
+    unsupported type, binary content, a PDF without a text layer, no text at all."""
+    try:
+        fmt = detect_format(name, data) if data else "txt"
+        if fmt not in CHECK_FORMATS:
+            raise InvalidInput(f"{name}: a {fmt.upper()} file; send the document as .docx, .pdf, .md or .txt")
+        parsed = parse_document(name, data)
+    except UnreadableDocument as exc:
+        raise InvalidInput(str(exc), code="unreadable_document") from exc
+    return parsed.text, parsed.format
 
 
 def check_text(
@@ -80,10 +96,19 @@ def check_text(
                 resolved[ref.title] = titles.resolve(ref.title)
             resolution = resolved[ref.title]
         for target in ref.articles:
-            if resolution is not None and resolution.kind == FOUND:
+            if resolution is not None and resolution.kind == FOUND and resolution.parts:
+                finding = verifier.check_parts(ref, target, resolution.laws, day)
+            elif resolution is not None and resolution.kind == FOUND:
                 finding = verifier.check(ref, target, resolution.laws[0], resolution.pinned, day)
             else:
                 finding = verifier.unresolved(ref, resolution, day)
+            if resolution is not None and resolution.short and finding.title:
+                # say how a short title was read, so a wrong reading is seen
+                finding = replace(
+                    finding,
+                    message=f"（《{ref.title}》按简称理解为《{finding.title}》）{finding.message}",
+                    evidence={**finding.evidence, "read_as": finding.title},
+                )
             citations.append(_citation(ref, target, finding))
     counts = Counter(c["status"] for c in citations)
     return {

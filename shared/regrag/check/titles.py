@@ -4,19 +4,21 @@ names one version of a law whose versions are titled differently (青岛市实�
 A law is a chain of versions linked by `supersedes`. A title matches by its key (regrag.text.relations.title_key:
 brackets, spaces, the 中华人民共和国 prefix and a trailing (…) aside); failing that, a short title matches the
 titles that contain its characters in order, starting with the same one and naming the same kind of act
-(《环评法》 ⊂ 环境影响评价法), or that end with it after a place name (《供用电条例》 ⊂ 上海市供用电条例). A short title
+(《环评法》 ⊂ 环境影响评价法), or that are it after a place name (《供用电条例》: 上海市供用电条例). A short title
 that is itself the title of a real law in the catalogue (《仲裁法》) never stands for another law.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from regrag.check.catalogue import Catalogue, place_prefix, title_type
 from regrag.domain.models import DocumentMeta
 from regrag.text.relations import title_key
 
+_PART_RE = re.compile(r"(?:第[一二三四五六七八九十]+编)?[^编]{1,8}编")
 FOUND = "found"
 AMBIGUOUS = "ambiguous"
 NOT_FOUND = "not_found"
@@ -42,6 +44,10 @@ class Resolution:
     key: str
     laws: tuple[Law, ...] = ()
     pinned: frozenset[str] = frozenset()
+    # the corpus holds the act in parts (民法典 合同编, 物权编: one numbering across them): each article is
+    # looked for in every part, and an article of a part not held cannot be verified
+    parts: bool = False
+    short: bool = False  # matched as a short title (its characters in order), not by the title itself
 
 
 def _subsequence(short: str, full: str) -> bool:
@@ -91,6 +97,15 @@ class TitleIndex:
         exact = self.by_key.get(key, [])
         if exact:
             return self._found(key, exact, exact_title=True)
+        parts = [
+            m
+            for other, metas in self.by_key.items()
+            if _PART_RE.fullmatch(other[len(key) :]) and other.startswith(key)
+            for m in metas
+        ]
+        if parts:
+            laws = tuple({id(self.law_of[m.doc_id]): self.law_of[m.doc_id] for m in parts}.values())
+            return Resolution(FOUND, key, laws, parts=True)
         if key in self.catalogue:
             return Resolution(NOT_FOUND, key)  # a real law of its own name, not a short name of another
         kind = title_type(key)
@@ -101,13 +116,12 @@ class TitleIndex:
             for other, metas in self.by_key.items()
             if len(other) > len(key)
             and title_type(other) == kind
-            and (
-                (other[0] == key[0] and _subsequence(key, other))
-                or (other.endswith(key) and place_prefix(other) is not None)
-            )
+            and ((other[0] == key[0] and _subsequence(key, other)) or other[len(place_prefix(other) or "") :] == key)
             for meta in metas
         ]
-        return self._found(key, matches, exact_title=False) if matches else Resolution(NOT_FOUND, key)
+        if not matches:
+            return Resolution(NOT_FOUND, key)
+        return replace(self._found(key, matches, exact_title=False), short=True)
 
     def _found(self, key: str, metas: list[DocumentMeta], exact_title: bool) -> Resolution:
         laws = list({id(self.law_of[m.doc_id]): self.law_of[m.doc_id] for m in metas}.values())

@@ -163,6 +163,22 @@ class Verifier:
             evidence={**evidence, "reason": "not_in_corpus"},
         )
 
+    def check_parts(self, ref: Reference, target: ArticleRef, parts: Sequence[Law], day: str) -> Finding:
+        """An act the corpus holds in parts with one numbering (民法典 合同编, 物权编): the part that has the
+        article is checked; an article in none of them lies in a part the corpus lacks, so it cannot be
+        verified (it is not proved absent)."""
+        label = article_label(target.main, target.sub)
+        for law in parts:
+            if any(label in self.provisions(m.doc_id) for m in law.versions):
+                return self.check(ref, target, law, frozenset(), day)
+        held = "、".join(f"《{law.latest.title}》" for law in parts)
+        return Finding(
+            UNKNOWN_LAW,
+            f"本库只收录{held}，{label}不在其中，无法核验。",
+            article=label,
+            evidence={"reason": "part_not_in_corpus", "parts": [_version(law.latest) for law in parts]},
+        )
+
     # --- one cited provision of one law ---------------------------------------------------------------------
 
     def check(self, ref: Reference, target: ArticleRef, law: Law, pinned: frozenset[str], day: str) -> Finding:

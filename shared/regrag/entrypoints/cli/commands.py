@@ -47,6 +47,29 @@ def cmd_ask(services: Services, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(services: Services, args: argparse.Namespace) -> int:
+    """Exit 0 when every citation is ok, 1 when one has a problem (or cannot be verified, unless
+    --allow-unknown), 2 when the file cannot be read or checked."""
+    from regrag.api import requests
+    from regrag.check.report import exit_code, format_report
+
+    if args.file == "-":
+        data, name = sys.stdin.buffer.read(), "stdin.txt"
+    else:
+        path = Path(args.file)
+        data, name = path.read_bytes(), path.name
+    request = requests.parse_check_upload(name, data, args.as_of)
+    status, report = call(endpoints.check_upload, services, request)
+    if status != 200:
+        print(f"regrag check: {report['error']['message']}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
+    else:
+        print(format_report(report, name))
+    return exit_code(report, allow_unknown=args.allow_unknown)
+
+
 def cmd_serve(services: Services, args: argparse.Namespace) -> int:
     from regrag.api.server import Limits, serve, warm_up
 
@@ -68,6 +91,8 @@ def cmd_serve(services: Services, args: argparse.Namespace) -> int:
 def cmd_eval(services: Services, args: argparse.Namespace) -> int:
     from regrag.ops.evaluation import evaluate, format_table, load_questions
 
+    if Path(args.questions).is_dir():
+        return _eval_memos(services, args)
     questions = load_questions(args.questions)
     report = evaluate(services, questions, k=args.k, mode=args.mode)
     table = format_table(report)
@@ -77,6 +102,20 @@ def cmd_eval(services: Services, args: argparse.Namespace) -> int:
         out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
         out.with_suffix(".md").write_text(table + "\n", encoding="utf-8")
         print(f"report: {out} and {out.with_suffix('.md')}", file=sys.stderr)
+    return 0
+
+
+def _eval_memos(services: Services, args: argparse.Namespace) -> int:
+    """`regrag eval FOLDER`: the citation check on memos with their answer keys (like citecheck-dev/)."""
+    from regrag.ops.citecheck import evaluate_memos, format_memo_table
+
+    report = evaluate_memos(services.store, args.questions)
+    table = format_memo_table(report)
+    print(table)
+    if args.out:
+        out = Path(args.out)
+        out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+        out.with_suffix(".md").write_text(table + "\n", encoding="utf-8")
     return 0
 
 
