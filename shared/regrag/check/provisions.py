@@ -10,6 +10,7 @@ order. Every span reported maps back to the stored text, so what is shown is the
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -40,20 +41,41 @@ class Folded:
         return self.offsets[start], self.offsets[end - 1] + 1
 
 
+_FOLDS: dict[int, str] = {}  # character → what it folds to ("" for whitespace), filled as characters are seen
+_EXPANDING: set[str] = set()  # characters that fold to more than one (㎡ → m2)
+
+
+def _fold_char(ch: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKC", ch).translate(_QUOTE_MARKS) if not c.isspace())
+
+
 def fold(text: str) -> Folded:
+    """`text` folded for comparison (module docstring), with the offsets back to it. One C-level translate when
+    every character folds to at most one (all but a few symbols: ㎡, ①)."""
+    seen = set(text)
+    for ch in seen:
+        if ord(ch) not in _FOLDS:
+            _FOLDS[ord(ch)] = _fold_char(ch)
+            if len(_FOLDS[ord(ch)]) > 1:
+                _EXPANDING.add(ch)
+    if not (seen & _EXPANDING):
+        folded = text.translate(_FOLDS)
+        if len(folded) == len(text):
+            return Folded(folded, tuple(range(len(text))), text)
+        return Folded(folded, tuple(i for i, ch in enumerate(text) if _FOLDS[ord(ch)]), text)
     chars: list[str] = []
     offsets: list[int] = []
     for i, ch in enumerate(text):
-        for out in unicodedata.normalize("NFKC", ch).translate(_QUOTE_MARKS):
-            if not out.isspace():
-                chars.append(out)
-                offsets.append(i)
+        out = _FOLDS[ord(ch)]
+        chars.append(out)
+        offsets.extend([i] * len(out))
     return Folded("".join(chars), tuple(offsets), text)
 
 
-def pieces(quote: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def pieces(quote: str) -> tuple[str, ...]:
     """The folded pieces of a quotation between its omission marks."""
-    return [p for p in (fold(part).text for part in _ELLIPSIS_RE.split(quote)) if p]
+    return tuple(p for p in (fold(part).text for part in _ELLIPSIS_RE.split(quote)) if p)
 
 
 @dataclass(frozen=True)
@@ -102,16 +124,25 @@ class Provision:
 
     def part(self, paragraph: int | None, item: int | None) -> tuple[int, int] | None:
         """[start, end) of 第N款 / 第（M）项 in the text (the whole article when neither is named); None when the
-        article has no such paragraph or item. An item named without a paragraph is looked for in every one."""
+        article has no such paragraph or item. An item named without a paragraph is looked for in every one.
+
+        Only a structure the stored text shows can prove a part absent: an article stored as one line (its
+        paragraphs not on lines of their own) or a paragraph without item lines (items run inline) gives the
+        whole article or paragraph instead of None."""
+        whole = (0, len(self.text))
         if paragraph is None and item is None:
-            return 0, len(self.text)
+            return whole
         paras = self.paragraphs
         if paragraph is not None:
+            if len(paras) < 2:
+                return whole
             if paragraph > len(paras):
                 return None
             paras = (paras[paragraph - 1],)
         if item is None:
             return paras[0].start, paras[0].end
+        if not any(p.items for p in paras):
+            return (paras[0].start, paras[0].end) if paragraph is not None else whole
         for p in paras:
             for number, s, e in p.items:
                 if number == item:
@@ -160,9 +191,10 @@ def closest_span(quote: str, provision: Provision) -> Closest:
     # so an insertion or deletion (50万 for 100万) is shown as one, not as a shifted tail
     best = (Levenshtein.normalized_similarity(q.text, law.text[s:e]), s, e)
     slack = max(2, len(q.text) // 5)
-    for ds in range(-slack, slack + 1):
-        for de in range(-slack, slack + 1):
-            ns, ne = s + ds, e + de
+    for moving_start in (True, False):  # the start first, then the end: a few dozen comparisons, not slack²
+        _, s, e = best
+        for delta in range(-slack, slack + 1):
+            ns, ne = (s + delta, e) if moving_start else (s, e + delta)
             if 0 <= ns < ne <= len(law.text):
                 score = Levenshtein.normalized_similarity(q.text, law.text[ns:ne])
                 if score > best[0]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from regrag.check.catalogue import Catalogue, is_national_form
-from regrag.check.provisions import Provision, char_diff, closest_span
+from regrag.check.provisions import Provision, char_diff, closest_span, fold
 from regrag.check.references import ArticleRef, Quote, Reference
 from regrag.check.titles import AMBIGUOUS, NOT_FOUND, Law, Resolution
 from regrag.domain.models import DocumentMeta
@@ -55,6 +55,8 @@ STATUSES = (
     STATUS_AMBIGUOUS,
 )
 MAX_AMBIGUOUS_LISTED = 20
+MIN_QUOTATION_CHARS = 10  # shorter text in quotation marks may be a term; see Verifier._quote
+TERM_SIMILARITY = 0.75  # … unless its closest span in the provision is at least this similar
 
 # a document's articles by doc id (the check reads each cited document once)
 ArticlesOf = Callable[[str], Sequence[Article]]
@@ -105,6 +107,7 @@ class Verifier:
     def __init__(self, articles_of: ArticlesOf, catalogue: Catalogue, corpus_titles: Sequence[str]) -> None:
         self._articles_of = articles_of
         self._cache: dict[str, dict[str, Provision]] = {}
+        self._counterparts: dict[tuple[int, str], dict[str, Any]] = {}
         self.catalogue = catalogue
         self.corpus_titles = tuple(corpus_titles)
 
@@ -300,6 +303,13 @@ class Verifier:
             if not (part[0] <= found[0] and found[1] <= part[1]):
                 out["note"] = f"引文见于{provision.label}的其他款项，而非所引款项。"
             return out
+        if len(fold(quote.text).text) < MIN_QUOTATION_CHARS:
+            # a few words in quotation marks (该行为属于“变相许可”) are a term the memo uses, not a quotation of
+            # the provision, unless they nearly are the provision's words (“不得兴建高层建筑物”)
+            near = closest_span(quote.text, provision)
+            if near.similarity < TERM_SIMILARITY:
+                out.update(match="term", note="引号内为用语而非引文，未作核对。")
+                return out
         elsewhere = []
         for meta in sorted(law.versions, key=lambda m: m is not version):
             for label, other in self.provisions(meta.doc_id).items():
@@ -368,7 +378,14 @@ class Verifier:
         return None
 
     def _counterpart(self, provision: Provision, other: DocumentMeta) -> dict[str, Any]:
-        """The article of `other` that corresponds to `provision` (same rule as the version diff), with the diff."""
+        """The article of `other` that corresponds to `provision` (same rule as the version diff), with the diff;
+        computed once per pair (comparing an article with every article of a version is the costly part)."""
+        key = (id(provision), other.doc_id)
+        if key not in self._counterparts:
+            self._counterparts[key] = self._find_counterpart(provision, other)
+        return self._counterparts[key]
+
+    def _find_counterpart(self, provision: Provision, other: DocumentMeta) -> dict[str, Any]:
         articles = [Article(p.label, p.text, p.text[len(p.label) :]) for p in self.provisions(other.doc_id).values()]
         found = counterpart(provision.label, provision.text, articles)
         if found is None:
