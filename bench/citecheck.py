@@ -232,17 +232,17 @@ def main() -> None:
     print(f"index: {store.stats()['documents']} documents")
     if args.memos and Path(args.memos).is_dir():
         started = time.perf_counter()
-        report = evaluate_memos(store, args.memos)
+        report = evaluate_memos(store, args.memos, services.lexical)
         print(format_memo_table(report))
         print(f"({time.perf_counter() - started:.2f} s for {report['memos']} memos)\n")
 
     memo, planted = synthetic_memo(store, args.citations)
     tenth, tenth_planted = synthetic_memo(store, max(1, args.citations // 10), seed=11)
     started = time.perf_counter()
-    check_text(tenth, store)
+    check_text(tenth, store, lexical=services.lexical)
     small_s = time.perf_counter() - started
     started = time.perf_counter()
-    report = check_text(memo, store)
+    report = check_text(memo, store, lexical=services.lexical)
     full_s = time.perf_counter() - started
     n = len(report["citations"])
     print(

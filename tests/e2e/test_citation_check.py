@@ -17,6 +17,7 @@ DOCS = [
     "sd-0126",  # … replaced by 青岛市实施《水法》的若干规定 (2017-12-01)
     "sh-0001",  # 上海市供用电条例
     "ha-0001",  # 河南省供用电条例
+    "nat-reg-0088",  # 电力供应与使用条例
 ]
 
 MEMO = """日期：2025年9月3日
@@ -106,6 +107,18 @@ def test_as_of_before_a_revision_takes_effect(sample):
     assert early["doc_id"] == "nat-reg-0035" and early["evidence"]["in_force_then"]["doc_id"] == "nat-reg-0034"
     # the version in force then, with the newer one already promulgated, is named as upcoming
     assert report["citations"][1]["evidence"]["upcoming"]["doc_id"] == "nat-reg-0035"
+
+
+def test_a_quotation_of_another_law_is_found_there(sample):
+    # 电力供应与使用条例 第二十八条 (一), quoted as if it were 电力法 第二十八条
+    memo = "依《中华人民共和国电力法》第二十八条，“因供电设施计划检修需要停电时，供电企业应当提前7天通知用户”。"
+    report = check_text(memo, sample.store, lexical=sample.lexical, as_of="2025-01-01")
+    (citation,) = report["citations"]
+    assert citation["status"] == "quote_elsewhere"
+    assert [(f["doc_id"], f["article"]) for f in citation["quotes"][0]["found_in"]] == [("nat-reg-0088", "第二十八条")]
+    assert "《电力供应与使用条例》第二十八条" in citation["message"]
+    # without the lexical index the same quotation can only be compared with the article cited
+    assert check_text(memo, sample.store, as_of="2025-01-01")["citations"][0]["status"] == "quote_mismatch"
 
 
 def test_no_citation_and_no_date(sample):

@@ -230,7 +230,9 @@ def check(services: Services, body: Any) -> dict[str, Any]:
 
     request = requests.parse_check_request(body)
     assert request.text is not None
-    report = check_text(request.text, services.store, as_of=request.as_of, limits=_check_limits(services))
+    report = check_text(
+        request.text, services.store, lexical=services.lexical, as_of=request.as_of, limits=_check_limits(services)
+    )
     report["document"] = {"name": None, "format": "text", "chars": len(request.text)}
     _log_check(report)
     return report
@@ -243,7 +245,9 @@ def check_upload(services: Services, request: requests.CheckRequest) -> dict[str
 
     assert request.name is not None and request.data is not None
     text, fmt = read_document(request.name, request.data)
-    report = check_text(text, services.store, as_of=request.as_of, limits=_check_limits(services))
+    report = check_text(
+        text, services.store, lexical=services.lexical, as_of=request.as_of, limits=_check_limits(services)
+    )
     report["document"] = {"name": request.name, "format": fmt, "chars": len(text), "text": text}
     _log_check(report)
     return report

@@ -16,12 +16,15 @@ from regrag.check.catalogue import load_catalogue
 from regrag.check.document_date import document_date
 from regrag.check.references import Reference, find_references
 from regrag.check.titles import FOUND, Resolution, TitleIndex
-from regrag.check.verify import OK, STATUSES, UNKNOWN_LAW, Finding, Verifier
+from regrag.check.verify import OK, STATUSES, UNKNOWN_LAW, Finding, QuoteSearch, Verifier
 from regrag.domain.errors import InvalidInput
-from regrag.ports import ChunkStore
+from regrag.domain.models import DocumentMeta, Filters
+from regrag.ports import ChunkStore, LexicalIndex
+from regrag.text.chunking import KIND_ARTICLE
 from regrag.text.legal import article_label
 from regrag.text.parse import detect_format, parse_document
 from regrag.text.parsed import UnreadableDocument
+from regrag.text.terms import query_tokens
 from regrag.views.version_diff import articles_of
 
 SOURCE_REQUEST = "request"
@@ -51,10 +54,24 @@ def read_document(name: str, data: bytes) -> tuple[str, str]:
     return parsed.text, parsed.format
 
 
+def quote_search(lexical: LexicalIndex, store: ChunkStore, k: int = 8) -> QuoteSearch:
+    """The articles of any version, in any corpus, whose words best match a quotation (the lexical index, the
+    query path's own tokens): the candidates the verifier then checks verbatim."""
+
+    def search(quote: str) -> list[tuple[DocumentMeta, str]]:
+        tokens = query_tokens(quote)
+        hits = lexical.search(tokens, Filters(include_superseded=True), k) if tokens else []
+        chunks = store.get_chunks([h.chunk_id for h in hits])
+        return list(dict.fromkeys((c.meta, c.article) for c in chunks if c.kind == KIND_ARTICLE))
+
+    return search
+
+
 def check_text(
     text: str,
     store: ChunkStore,
     *,
+    lexical: LexicalIndex | None = None,
     as_of: str | None = None,
     today: dt.date | None = None,
     limits: CheckLimits | None = None,
@@ -85,7 +102,10 @@ def check_text(
     catalogue = load_catalogue()
     titles = TitleIndex(store.list_documents(), catalogue) if references else None
     verifier = Verifier(
-        lambda doc_id: articles_of(store.document_chunks(doc_id)), catalogue, titles.titles() if titles else ()
+        lambda doc_id: articles_of(store.document_chunks(doc_id)),
+        catalogue,
+        titles.titles() if titles else (),
+        quote_search(lexical, store) if lexical is not None else None,
     )
     resolved: dict[str, Resolution] = {}
     citations = []

@@ -55,11 +55,15 @@ STATUSES = (
     STATUS_AMBIGUOUS,
 )
 MAX_AMBIGUOUS_LISTED = 20
+MAX_ELSEWHERE_LISTED = 5
 MIN_QUOTATION_CHARS = 10  # shorter text in quotation marks may be a term; see Verifier._quote
 TERM_SIMILARITY = 0.75  # … unless its closest span in the provision is at least this similar
+NEAR_QUOTATION = 0.75  # a closest span this similar makes a quotation a misquotation of the article cited
 
 # a document's articles by doc id (the check reads each cited document once)
 ArticlesOf = Callable[[str], Sequence[Article]]
+# the stored documents whose text may hold a quotation (a lexical search): [(doc metadata, article label)]
+QuoteSearch = Callable[[str], Sequence[tuple[DocumentMeta, str]]]
 
 
 @dataclass(frozen=True)
@@ -104,8 +108,15 @@ def _provisions(articles: Sequence[Article]) -> dict[str, Provision]:
 class Verifier:
     """Checks references against the stored documents, reading each document's articles once."""
 
-    def __init__(self, articles_of: ArticlesOf, catalogue: Catalogue, corpus_titles: Sequence[str]) -> None:
+    def __init__(
+        self,
+        articles_of: ArticlesOf,
+        catalogue: Catalogue,
+        corpus_titles: Sequence[str],
+        search: QuoteSearch | None = None,
+    ) -> None:
         self._articles_of = articles_of
+        self._search = search
         self._cache: dict[str, dict[str, Provision]] = {}
         self._counterparts: dict[tuple[int, str], dict[str, Any]] = {}
         self.catalogue = catalogue
@@ -330,6 +341,17 @@ class Verifier:
             out.update(match="elsewhere", found_in=elsewhere)
             return out
         closest = closest_span(quote.text, provision)
+        # verbatim in another law: that law was meant, unless the cited article nearly says it (拒不改正的，处10万元
+        # 以上50万元以下的罚款 is boilerplate of many regulations; the one cited says 100万: a misquotation of it)
+        if (
+            closest.similarity < NEAR_QUOTATION
+            and self._search is not None
+            and len(fold(quote.text).text) >= MIN_QUOTATION_CHARS
+        ):
+            elsewhere = self._in_other_laws(quote.text, law)
+            if elsewhere:
+                out.update(match="elsewhere", found_in=elsewhere)
+                return out
         out.update(
             match="mismatch",
             closest={
@@ -341,6 +363,30 @@ class Verifier:
             diff=list(closest.diff),
         )
         return out
+
+    def _in_other_laws(self, quote: str, law: Law) -> list[dict[str, Any]]:
+        """Where else in the corpus a quotation is verbatim (a quotation of another law cited under this one's
+        name): the lexical search's candidates, each checked verbatim against its whole stored article."""
+        assert self._search is not None
+        own = {m.doc_id for m in law.versions}
+        found = []
+        for meta, label in self._search(quote):
+            if meta.doc_id in own:
+                continue
+            other = self.provisions(meta.doc_id).get(label)
+            span = other.find(quote) if other is not None else None
+            if other is not None and span is not None:
+                found.append(
+                    {
+                        "doc_id": meta.doc_id,
+                        "title": meta.title,
+                        "article": label,
+                        "start": span[0],
+                        "end": span[1],
+                        "article_text": other.text,
+                    }
+                )
+        return found[:MAX_ELSEWHERE_LISTED]
 
     def _version_finding(
         self, label: str, chosen: DocumentMeta, law: Law, day: str, provision: Provision

@@ -16,7 +16,7 @@ from typing import Any
 
 from regrag.check.run import check_text
 from regrag.check.verify import UNKNOWN_LAW, WRONG_TITLE
-from regrag.ports import ChunkStore
+from regrag.ports import ChunkStore, LexicalIndex
 
 OUTSIDE = {UNKNOWN_LAW, WRONG_TITLE}
 
@@ -41,7 +41,7 @@ def _found(expected: dict[str, Any], status: str | None) -> bool:
     return expected.get("doc_id") is None and bool(codes & OUTSIDE) and status in OUTSIDE
 
 
-def evaluate_memos(store: ChunkStore, folder: str | Path) -> dict[str, Any]:
+def evaluate_memos(store: ChunkStore, folder: str | Path, lexical: LexicalIndex | None = None) -> dict[str, Any]:
     planted: Counter[str] = Counter()
     found: Counter[str] = Counter()
     exact: Counter[str] = Counter()  # found with the very code planted (not the other of unknown/wrong title)
@@ -49,7 +49,7 @@ def evaluate_memos(store: ChunkStore, folder: str | Path) -> dict[str, Any]:
     false_alarms: list[dict[str, Any]] = []
     correct = located = total = extra = 0
     for name, text, key in load_memos(folder):
-        report = check_text(text, store, as_of=None)
+        report = check_text(text, store, lexical=lexical)
         reported = list(report["citations"])
         used: set[int] = set()
         for expected in key["citations"]:

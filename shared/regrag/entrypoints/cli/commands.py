@@ -109,7 +109,7 @@ def _eval_memos(services: Services, args: argparse.Namespace) -> int:
     """`regrag eval FOLDER`: the citation check on memos with their answer keys (like citecheck-dev/)."""
     from regrag.ops.citecheck import evaluate_memos, format_memo_table
 
-    report = evaluate_memos(services.store, args.questions)
+    report = evaluate_memos(services.store, args.questions, services.lexical)
     table = format_memo_table(report)
     print(table)
     if args.out:
