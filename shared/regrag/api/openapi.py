@@ -8,7 +8,7 @@ from typing import Any
 
 from regrag import __version__
 from regrag.api import schemas
-from regrag.check.verify import STATUSES
+from regrag.check.findings import STATUSES
 
 _ERROR = {
     "type": "object",

@@ -11,6 +11,7 @@ never judged. The catalogue is a snapshot: a law adopted after its date is not i
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -82,7 +83,7 @@ class Catalogue:
     def __contains__(self, key: str) -> bool:
         return key in self.titles
 
-    def suggest(self, key: str, extra: tuple[str, ...] = ()) -> str | None:
+    def suggest(self, key: str, extra: Sequence[str] = ()) -> str | None:
         """The closest known title (catalogue or `extra`, e.g. the corpus's titles) when it is close enough."""
         # a title that contains another or is contained in it names another act (X条例 / X条例实施细则), not a typo
         choices = [c for c in dict.fromkeys([*extra, *self.titles]) if c not in key and key not in c]

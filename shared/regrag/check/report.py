@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from regrag.check.verify import OK, UNKNOWN_LAW
+from regrag.check.findings import OK, UNKNOWN_LAW
 
 LABELS = {
     "ok": "正确",

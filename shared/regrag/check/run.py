@@ -1,4 +1,5 @@
-"""Check a document's citations: references → titles → versions and texts → one status each (regrag.check.verify).
+"""Check a document's citations: references → titles → versions and texts → one status each (regrag.check.verify,
+regrag.check.unresolved).
 
 The day citations are checked as of is `as_of` when given, else the document's own date (日期：… at its top or
 bottom), else today; the answer says which. Every text the answer shows is the corpus's own (article texts,
@@ -14,9 +15,11 @@ from typing import Any
 
 from regrag.check.catalogue import load_catalogue
 from regrag.check.document_date import document_date
+from regrag.check.findings import OK, STATUSES, UNKNOWN_LAW, Finding
 from regrag.check.references import Reference, find_references
 from regrag.check.titles import FOUND, Resolution, TitleIndex
-from regrag.check.verify import OK, STATUSES, UNKNOWN_LAW, Finding, QuoteSearch, Verifier
+from regrag.check.unresolved import unresolved
+from regrag.check.verify import QuoteSearch, Verifier
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import DocumentMeta, Filters
 from regrag.ports import ChunkStore, LexicalIndex
@@ -101,10 +104,9 @@ def check_text(
         day, source = (today or dt.date.today()).isoformat(), SOURCE_TODAY
     catalogue = load_catalogue()
     titles = TitleIndex(store.list_documents(), catalogue) if references else None
+    corpus_titles = titles.titles() if titles else ()
     verifier = Verifier(
         lambda doc_id: articles_of(store.document_chunks(doc_id)),
-        catalogue,
-        titles.titles() if titles else (),
         quote_search(lexical, store) if lexical is not None else None,
     )
     resolved: dict[str, Resolution] = {}
@@ -121,7 +123,7 @@ def check_text(
             elif resolution is not None and resolution.kind == FOUND:
                 finding = verifier.check(ref, target, resolution.laws[0], resolution.pinned, day)
             else:
-                finding = verifier.unresolved(ref, resolution, day)
+                finding = unresolved(ref, resolution, day, catalogue, corpus_titles)
             if resolution is not None and resolution.short and finding.title:
                 # say how a short title was read, so a wrong reading is seen
                 finding = replace(

@@ -1,17 +1,4 @@
-"""One status per cited provision, with the evidence, as of the document's date.
-
-Statuses (the contract of POST /check, `regrag check` and the page):
-- ok: the provision exists in the version in force that day, and every quotation attributed to it is its text;
-- article_missing: the law has no such article (or the article no such paragraph or item) in any version;
-- quote_mismatch: a quotation is not the provision's text: the closest span and a character diff;
-- quote_elsewhere: a quotation is verbatim, but in another article (named);
-- superseded: the version cited (by its quotation, its title or the article it alone has) had been replaced by
-  that day: the successor in force, its dates, the corresponding article and the diff;
-- not_yet_in_force: the version cited took effect after that day;
-- unknown_law: the title names no law in the corpus (the citation cannot be verified; nothing is guessed);
-- wrong_title: the title names no national law or administrative regulation at all (catalogue), with the
-  closest real title when one is close;
-- ambiguous: a short title that matches several laws (listed).
+"""Checks one cited provision of a stored law as of the document's date (statuses: regrag.check.findings).
 
 Which version a citation means: the one its quotation is the text of (the version in force first), else the
 version its title or its named revision (（2018年修正）) picks, else the version in force that day, else the one
@@ -22,39 +9,29 @@ wrongly), the version's comes first and the other is kept in `also`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from regrag.check.catalogue import Catalogue, is_national_form
+from regrag.check.findings import (
+    ARTICLE_MISSING,
+    OK,
+    QUOTE_ELSEWHERE,
+    QUOTE_MISMATCH,
+    STATUS_NOT_YET_IN_FORCE,
+    STATUS_SUPERSEDED,
+    UNKNOWN_LAW,
+    Finding,
+    dates_text,
+    version_summary,
+)
 from regrag.check.provisions import Provision, char_diff, closest_span, fold
 from regrag.check.references import ArticleRef, Quote, Reference
-from regrag.check.titles import AMBIGUOUS, NOT_FOUND, Law, Resolution
+from regrag.check.titles import Law
 from regrag.domain.models import DocumentMeta
 from regrag.query.citations import NOT_YET_IN_FORCE, SUPERSEDED, version_status
 from regrag.text.legal import article_label
 from regrag.views.version_diff import Article, counterpart
 
-OK = "ok"
-ARTICLE_MISSING = "article_missing"
-QUOTE_MISMATCH = "quote_mismatch"
-QUOTE_ELSEWHERE = "quote_elsewhere"
-STATUS_SUPERSEDED = "superseded"
-STATUS_NOT_YET_IN_FORCE = "not_yet_in_force"
-UNKNOWN_LAW = "unknown_law"
-WRONG_TITLE = "wrong_title"
-STATUS_AMBIGUOUS = "ambiguous"
-STATUSES = (
-    OK,
-    ARTICLE_MISSING,
-    QUOTE_MISMATCH,
-    QUOTE_ELSEWHERE,
-    STATUS_SUPERSEDED,
-    STATUS_NOT_YET_IN_FORCE,
-    UNKNOWN_LAW,
-    WRONG_TITLE,
-    STATUS_AMBIGUOUS,
-)
-MAX_AMBIGUOUS_LISTED = 20
 MAX_ELSEWHERE_LISTED = 5
 MIN_QUOTATION_CHARS = 10  # shorter text in quotation marks may be a term; see Verifier._quote
 TERM_SIMILARITY = 0.75  # … unless its closest span in the provision is at least this similar
@@ -64,31 +41,6 @@ NEAR_QUOTATION = 0.75  # a closest span this similar makes a quotation a misquot
 ArticlesOf = Callable[[str], Sequence[Article]]
 # the stored documents whose text may hold a quotation (a lexical search): [(doc metadata, article label)]
 QuoteSearch = Callable[[str], Sequence[tuple[DocumentMeta, str]]]
-
-
-@dataclass(frozen=True)
-class Finding:
-    """The status of one cited provision and its evidence (JSON-able values only)."""
-
-    status: str
-    message: str
-    doc_id: str | None = None
-    title: str | None = None
-    article: str | None = None
-    evidence: dict[str, Any] = field(default_factory=dict)
-    quotes: tuple[dict[str, Any], ...] = ()
-    also: tuple[str, ...] = ()
-
-
-def _version(meta: DocumentMeta) -> dict[str, Any]:
-    return {
-        "doc_id": meta.doc_id,
-        "title": meta.title,
-        "promulgated": meta.promulgated,
-        "effective_date": meta.effective_date,
-        "effective_to": meta.effective_to,
-        "corpus": meta.corpus,
-    }
 
 
 def _effective(meta: DocumentMeta, label: str | None = None) -> str | None:
@@ -108,74 +60,16 @@ def _provisions(articles: Sequence[Article]) -> dict[str, Provision]:
 class Verifier:
     """Checks references against the stored documents, reading each document's articles once."""
 
-    def __init__(
-        self,
-        articles_of: ArticlesOf,
-        catalogue: Catalogue,
-        corpus_titles: Sequence[str],
-        search: QuoteSearch | None = None,
-    ) -> None:
+    def __init__(self, articles_of: ArticlesOf, search: QuoteSearch | None = None) -> None:
         self._articles_of = articles_of
         self._search = search
         self._cache: dict[str, dict[str, Provision]] = {}
         self._counterparts: dict[tuple[int, str], dict[str, Any]] = {}
-        self.catalogue = catalogue
-        self.corpus_titles = tuple(corpus_titles)
 
     def provisions(self, doc_id: str) -> dict[str, Provision]:
         if doc_id not in self._cache:
             self._cache[doc_id] = _provisions(self._articles_of(doc_id))
         return self._cache[doc_id]
-
-    # --- titles that name no single stored law --------------------------------------------------------------
-
-    def unresolved(self, ref: Reference, resolution: Resolution | None, day: str) -> Finding:
-        if resolution is None:  # 《条例》 / 本法 with no title before it
-            return Finding(
-                UNKNOWN_LAW,
-                f"“{ref.written}”之前没有可指代的法规名称，无法核验。",
-                evidence={"reason": "no_antecedent", "written": ref.written},
-            )
-        if resolution.kind == AMBIGUOUS:
-            laws = resolution.laws[:MAX_AMBIGUOUS_LISTED]
-            listed = [_version(law.latest) for law in laws]
-            names = "、".join(f"《{law.latest.title}》" for law in laws)
-            return Finding(
-                STATUS_AMBIGUOUS,
-                f"《{ref.title}》可指多部法规：{names}。请写明全称。",
-                evidence={"candidates": listed, "count": len(resolution.laws)},
-            )
-        assert resolution.kind == NOT_FOUND
-        key = resolution.key
-        suggestion = self.catalogue.suggest(key, self.corpus_titles)
-        evidence: dict[str, Any] = {
-            "catalogue": {"source": self.catalogue.source, "as_of": self.catalogue.as_of},
-            "in_catalogue": key in self.catalogue,
-        }
-        if suggestion:
-            evidence["suggestion"] = suggestion
-        hint = f"是否指《{suggestion}》？" if suggestion else ""
-        if is_national_form(key) and key not in self.catalogue:
-            evidence["national_form"] = True
-            if day <= self.catalogue.as_of:
-                return Finding(
-                    WRONG_TITLE,
-                    f"没有名为《{ref.title}》的法律或行政法规（法律、行政法规目录截至{self.catalogue.as_of}）。{hint}",
-                    evidence=evidence,
-                )
-            # after the snapshot a new law may bear this title: say so instead of denying it exists
-            return Finding(
-                UNKNOWN_LAW,
-                f"本库未收录《{ref.title}》，截至{self.catalogue.as_of}的法律、行政法规目录中也没有这一名称"
-                f"（此后公布的不在目录中），无法核验。{hint}",
-                evidence={**evidence, "reason": "not_in_catalogue_after_snapshot"},
-            )
-        known = "该名称见于法律、行政法规目录，" if key in self.catalogue else ""
-        return Finding(
-            UNKNOWN_LAW,
-            f"本库未收录《{ref.title}》，{known}无法核验其条文。{hint}",
-            evidence={**evidence, "reason": "not_in_corpus"},
-        )
 
     def check_parts(self, ref: Reference, target: ArticleRef, parts: Sequence[Law], day: str) -> Finding:
         """An act the corpus holds in parts with one numbering (民法典 合同编, 物权编): the part that has the
@@ -190,7 +84,7 @@ class Verifier:
             UNKNOWN_LAW,
             f"本库只收录{held}，{label}不在其中，无法核验。",
             article=label,
-            evidence={"reason": "part_not_in_corpus", "parts": [_version(law.latest) for law in parts]},
+            evidence={"reason": "part_not_in_corpus", "parts": [version_summary(law.latest) for law in parts]},
         )
 
     # --- one cited provision of one law ---------------------------------------------------------------------
@@ -226,7 +120,7 @@ class Verifier:
             (r for r in quote_results if r["match"] == "mismatch"), None
         )
         evidence: dict[str, Any] = {
-            "version": _version(chosen),
+            "version": version_summary(chosen),
             "article_text": provision.text,
             "cited_part": {"start": part[0], "end": part[1], "text": provision.text[part[0] : part[1]]},
         }
@@ -274,7 +168,7 @@ class Verifier:
     def _missing(self, label: str, law: Law, version: DocumentMeta, target: ArticleRef | None) -> Finding:
         provisions = self.provisions(version.doc_id)
         labels = list(provisions)
-        evidence: dict[str, Any] = {"version": _version(version), "articles": len(labels)}
+        evidence: dict[str, Any] = {"version": version_summary(version), "articles": len(labels)}
         if labels:
             evidence["last_article"] = labels[-1]
         if target is None:
@@ -397,28 +291,28 @@ class Verifier:
         status = version_status(dated, successor, day, day).status
         if status == SUPERSEDED:
             current = in_force_on(law, day) or law.latest
-            extra: dict[str, Any] = {"successor": _version(current), **self._counterpart(provision, current)}
+            extra: dict[str, Any] = {"successor": version_summary(current), **self._counterpart(provision, current)}
             corresponding = extra.get("counterpart")
             then = f"，对应条文为{corresponding['article']}" if corresponding else "，新版本中没有对应条文"
-            dates = _dates(current)
+            dates = dates_text(current)
             return (
                 STATUS_SUPERSEDED,
-                f"所引为《{chosen.title}》{_dates(chosen)}的文本，在{day}已被新版本《{current.title}》{dates}取代{then}。",
+                f"所引为《{chosen.title}》{dates_text(chosen)}的文本，在{day}已被新版本《{current.title}》{dates}取代{then}。",
                 extra,
             )
         if status == NOT_YET_IN_FORCE:
             then_in_force = in_force_on(law, day)
-            extra = {"in_force_then": _version(then_in_force) if then_in_force else None}
+            extra = {"in_force_then": version_summary(then_in_force) if then_in_force else None}
             if then_in_force is not None:
                 extra.update(self._counterpart(provision, then_in_force))
             then = (
-                f"；当日有效的是《{then_in_force.title}》{_dates(then_in_force)}"
+                f"；当日有效的是《{then_in_force.title}》{dates_text(then_in_force)}"
                 if then_in_force
                 else "；当日尚无有效版本"
             )
             return (
                 STATUS_NOT_YET_IN_FORCE,
-                f"《{chosen.title}》{_dates(chosen)}在{day}尚未施行{then}。",
+                f"《{chosen.title}》{dates_text(chosen)}在{day}尚未施行{then}。",
                 extra,
             )
         return None
@@ -447,13 +341,7 @@ class Verifier:
 
     def _upcoming(self, chosen: DocumentMeta, law: Law, day: str) -> dict[str, Any] | None:
         later = [m for m in law.versions[law.versions.index(chosen) + 1 :] if (m.promulgated or "") <= day]
-        return _version(later[0]) if later else None
-
-
-def _dates(meta: DocumentMeta) -> str:
-    if meta.promulgated and meta.promulgated != meta.effective_date:
-        return f"（公布：{meta.promulgated}，施行：{meta.effective_date or '日期不详'}）"
-    return f"（施行：{meta.effective_date or '日期不详'}）"
+        return version_summary(later[0]) if later else None
 
 
 def _cn(number: int) -> str:

@@ -14,8 +14,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from regrag.check.findings import UNKNOWN_LAW, WRONG_TITLE
 from regrag.check.run import check_text
-from regrag.check.verify import UNKNOWN_LAW, WRONG_TITLE
 from regrag.ports import ChunkStore, LexicalIndex
 
 OUTSIDE = {UNKNOWN_LAW, WRONG_TITLE}

@@ -4,7 +4,7 @@
 'use strict';
 
 (() => {
-  // the status codes of POST /check (regrag.check.verify.STATUSES) and what a reader sees for each
+  // the status codes of POST /check (regrag.check.findings.STATUSES) and what a reader sees for each
   const STATUS = {
     ok: { label: '正确', tone: 'ok' },
     article_missing: { label: '条文不存在', tone: 'bad' },
