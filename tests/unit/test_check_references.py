@@ -73,6 +73,20 @@ def test_ranges_and_lists_expand_to_each_article():
     assert ref.articles == (ArticleRef(30, 0, 1), ArticleRef(30, 0, 2))
 
 
+def test_ranges_of_items_and_paragraphs_inside_one_article():
+    ref = one("根据《中华人民共和国安全生产法》第二十一条第（一）项至第（三）项的规定")
+    assert ref.text.endswith("第（一）项至第（三）项")
+    assert ref.articles == (ArticleRef(21, 0, None, 1), ArticleRef(21, 0, None, 2), ArticleRef(21, 0, None, 3))
+    assert one("《电力法》第三十条第一款至第三款").articles == tuple(ArticleRef(30, 0, n) for n in (1, 2, 3))
+
+
+def test_a_document_number_between_title_and_article_and_an_alias_in_two_marks():
+    ref = one("依《国家发展改革委关于完善风电上网电价政策的通知》（发改价格〔2019〕882号）第三条")
+    assert ref.text.startswith("《国家发展改革委") and ref.text.endswith("882号）第三条")
+    refs = find_references("《中华人民共和国电力法》（以下简称“《电力法》”）第十条；又依《电力法》第十一条。")
+    assert [r.title for r in refs] == ["中华人民共和国电力法", "中华人民共和国电力法"]
+
+
 def test_quotations_attributed_to_the_reference_they_follow_or_precede():
     text = (
         "依《条例》第二十六条，“经协调仍不能达成协议的，由电力监管机构作出裁决”；"

@@ -48,8 +48,10 @@ _VERSION_BEFORE_RE = re.compile(
 )
 # （以下简称《条例》）, （以下简称“条例”）, （下称条例）: an alias the document defines for the title just before
 _ALIAS_RE = re.compile(
-    r"\s*[（(]\s*(?:以下|下文)?简?称\s*[《“\"「]?(?P<alias>[^《》“”\"」）)，,]{1,20})[》”\"」]?\s*[）)]"
+    r"\s*[（(]\s*(?:以下|下文)?简?称\s*[《“\"「]{0,2}(?P<alias>[^《》“”\"」）)，,]{1,20})[》”\"」]{0,2}\s*[）)]"
 )
+# a document number between a title and its article: 《关于…的通知》（发改能源〔2021〕1号）第三条
+_DOC_NUMBER_RE = re.compile(r"\s*[（(][^（）()\n]{1,30}号\s*[）)]")
 _QUOTE_RE = re.compile(r"“([^“”]{1,2000})”|「([^「」]{1,2000})」|\"([^\"\n]{1,2000})\"")
 _SENTENCE_END = "。！？!?\n；;"
 MIN_QUOTE_CHARS = 4  # shorter quotes are terms (“三同时”), not quotations of a provision
@@ -145,6 +147,24 @@ def _articles_at(text: str, pos: int) -> tuple[list[ArticleRef], int] | None:
                     out.append(ArticleRef(number, 0, None, None) if number < last.main else last)
                 end = upper.end()
                 continue
+            # 第（一）项至第（三）项, 第一款至第三款: a range inside the same article
+            inner = _PARA_ITEM_RE.match(text, rng.end())
+            if inner and inner.end() > rng.end():
+                last = _spec(inner, out[-1])
+                first_ref = out[-1]
+                if last.item is not None and first_ref.item is not None and last.item > first_ref.item:
+                    out += [replace(first_ref, item=n) for n in range(first_ref.item + 1, min(last.item, 99) + 1)]
+                    end = inner.end()
+                    continue
+                if (
+                    last.item is None
+                    and first_ref.paragraph is not None
+                    and (last.paragraph or 0) > first_ref.paragraph
+                ):
+                    stop = min(last.paragraph or 0, 99)
+                    out += [replace(first_ref, paragraph=n) for n in range(first_ref.paragraph + 1, stop + 1)]
+                    end = inner.end()
+                    continue
         sep = _LIST_SEP_RE.match(text, end)
         if sep:
             following = _SPEC_RE.match(text, sep.end())
@@ -217,6 +237,9 @@ def find_references(text: str) -> list[Reference]:
             vm = _VERSION_AFTER_RE.match(work, after)
             if vm:
                 version, after = _year_month(vm), vm.end()
+            number = _DOC_NUMBER_RE.match(work, after)
+            if number:
+                after = number.end()
             alias = _ALIAS_RE.match(work, after)
             generic = _generic_kind(written)
             if written in aliases:
