@@ -18,6 +18,8 @@ DOCS = [
     "sh-0001",  # 上海市供用电条例
     "ha-0001",  # 河南省供用电条例
     "nat-reg-0088",  # 电力供应与使用条例
+    "nat-law-0072",  # 矿产资源法 2009 …
+    "nat-law-0073",  # … revised 2024-11-08, in force 2025-07-01 (old 第三条 is now 第四条, reworded)
 ]
 
 MEMO = """日期：2025年9月3日
@@ -119,6 +121,22 @@ def test_a_quotation_of_another_law_is_found_there(sample):
     assert "《电力供应与使用条例》第二十八条" in citation["message"]
     # without the lexical index the same quotation can only be compared with the article cited
     assert check_text(memo, sample.store, as_of="2025-01-01")["citations"][0]["status"] == "quote_mismatch"
+
+
+def test_a_superseded_provision_is_followed_into_the_article_that_now_holds_it(sample):
+    memo = (
+        "日期：2025年8月1日\n《中华人民共和国矿产资源法》第三条第一款规定：“矿产资源属于国家所有，"
+        "由国务院行使国家对矿产资源的所有权。”\n《中华人民共和国矿产资源法》（2009年修正）第三条。"
+    )
+    first, second = check_text(memo, sample.store)["citations"]
+    assert first["status"] == second["status"] == "superseded" and first["doc_id"] == "nat-law-0072"
+    # the whole article matches no article of the 2024 text; the quoted sentence is in its 第四条, reworded
+    moved = first["evidence"]["counterpart"]
+    assert moved["article"] == "第四条" and moved["matched_on"] == "cited_part"
+    assert "由国务院代表国家行使" in moved["span"]["text"]
+    changes = [d for d in first["evidence"]["diff"] if d["op"] != "equal"]
+    assert changes == [{"op": "insert", "old": "", "new": "代表国家"}, {"op": "delete", "old": "国家对", "new": ""}]
+    assert "对应条文为第四条" in first["message"]
 
 
 def test_no_citation_and_no_date(sample):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from regrag.check.findings import OK, UNKNOWN_LAW
+from regrag.text.legal import int_to_chinese
 
 LABELS = {
     "ok": "正确",
@@ -29,6 +31,12 @@ def _line_of(text: str | None, offset: int) -> str:
     return f"第{text.count(chr(10), 0, offset) + 1}行" if text else f"@{offset}"
 
 
+def _provision(c: dict[str, Any]) -> str:
+    para = f"第{int_to_chinese(c['paragraph'])}款" if c.get("paragraph") else ""
+    item = f"第（{int_to_chinese(c['item'])}）项" if c.get("item") else ""
+    return f"{c['article']}{para}{item}"
+
+
 def _diff(ops: list[dict[str, str]]) -> str:
     """[quote→law] marks the characters that differ: 处10万元以上[50→100]万元以下."""
     out = []
@@ -46,12 +54,13 @@ def format_report(report: dict[str, Any], name: str) -> str:
     summary = report["summary"]
     source = {"request": "指定日期", "document": "文件日期", "today": "今日"}[report["as_of_source"]]
     lines = [f"{name}：核验日期 {report['as_of']}（{source}），引用 {summary['citations']} 处"]
+    spans = Counter((c["start"], c["end"]) for c in report["citations"])
     for c in report["citations"]:
         mark = "✓" if c["status"] == OK else "✗"
         lines.append(
             f"{mark} {c['status']}（{LABELS[c['status']]}） {_line_of(text, c['start'])}  {c['text']}"
-            # a range or list gives one line per article: say which
-            + (f"  →{c['article']}" if c["article"] not in c["text"] else "")
+            # a range or list gives one line per provision: say which
+            + (f"  →{_provision(c)}" if spans[(c["start"], c["end"])] > 1 else "")
         )
         if c["status"] != OK:
             lines.append(f"    {c['message']}")

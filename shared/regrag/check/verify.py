@@ -33,6 +33,7 @@ from regrag.text.legal import article_label
 from regrag.views.version_diff import Article, counterpart
 
 MAX_ELSEWHERE_LISTED = 5
+PART_COUNTERPART_SIMILARITY = 0.6  # the version diff's own floor (views.version_diff.MIN_SIMILARITY)
 MIN_QUOTATION_CHARS = 10  # shorter text in quotation marks may be a term; see Verifier._quote
 TERM_SIMILARITY = 0.75  # … unless its closest span in the provision is at least this similar
 NEAR_QUOTATION = 0.75  # a closest span this similar makes a quotation a misquotation of the article cited
@@ -64,7 +65,7 @@ class Verifier:
         self._articles_of = articles_of
         self._search = search
         self._cache: dict[str, dict[str, Provision]] = {}
-        self._counterparts: dict[tuple[int, str], dict[str, Any]] = {}
+        self._counterparts: dict[tuple[int, str, str], dict[str, Any]] = {}
 
     def provisions(self, doc_id: str) -> dict[str, Provision]:
         if doc_id not in self._cache:
@@ -124,7 +125,9 @@ class Verifier:
             "article_text": provision.text,
             "cited_part": {"start": part[0], "end": part[1], "text": provision.text[part[0] : part[1]]},
         }
-        version_finding = self._version_finding(label, chosen, law, day, provision)
+        # what the citation points at inside the article: its first quotation, else the 款/项 it names
+        cited = quotes[0].text if quotes and provision.find(quotes[0].text) else provision.text[part[0] : part[1]]
+        version_finding = self._version_finding(label, chosen, law, day, provision, cited)
         if version_finding is not None:
             status, message, extra = version_finding
             also = (
@@ -283,7 +286,7 @@ class Verifier:
         return found[:MAX_ELSEWHERE_LISTED]
 
     def _version_finding(
-        self, label: str, chosen: DocumentMeta, law: Law, day: str, provision: Provision
+        self, label: str, chosen: DocumentMeta, law: Law, day: str, provision: Provision, cited: str
     ) -> tuple[str, str, dict[str, Any]] | None:
         dated = replace(chosen, effective_date=_effective(chosen, label))
         index = law.versions.index(chosen)
@@ -291,7 +294,10 @@ class Verifier:
         status = version_status(dated, successor, day, day).status
         if status == SUPERSEDED:
             current = in_force_on(law, day) or law.latest
-            extra: dict[str, Any] = {"successor": version_summary(current), **self._counterpart(provision, current)}
+            extra: dict[str, Any] = {
+                "successor": version_summary(current),
+                **self._counterpart(provision, current, cited),
+            }
             corresponding = extra.get("counterpart")
             then = f"，对应条文为{corresponding['article']}" if corresponding else "，新版本中没有对应条文"
             dates = dates_text(current)
@@ -304,7 +310,7 @@ class Verifier:
             then_in_force = in_force_on(law, day)
             extra = {"in_force_then": version_summary(then_in_force) if then_in_force else None}
             if then_in_force is not None:
-                extra.update(self._counterpart(provision, then_in_force))
+                extra.update(self._counterpart(provision, then_in_force, cited))
             then = (
                 f"；当日有效的是《{then_in_force.title}》{dates_text(then_in_force)}"
                 if then_in_force
@@ -317,19 +323,19 @@ class Verifier:
             )
         return None
 
-    def _counterpart(self, provision: Provision, other: DocumentMeta) -> dict[str, Any]:
+    def _counterpart(self, provision: Provision, other: DocumentMeta, cited: str) -> dict[str, Any]:
         """The article of `other` that corresponds to `provision` (same rule as the version diff), with the diff;
         computed once per pair (comparing an article with every article of a version is the costly part)."""
-        key = (id(provision), other.doc_id)
+        key = (id(provision), other.doc_id, cited)
         if key not in self._counterparts:
-            self._counterparts[key] = self._find_counterpart(provision, other)
+            self._counterparts[key] = self._find_counterpart(provision, other, cited)
         return self._counterparts[key]
 
-    def _find_counterpart(self, provision: Provision, other: DocumentMeta) -> dict[str, Any]:
+    def _find_counterpart(self, provision: Provision, other: DocumentMeta, cited: str) -> dict[str, Any]:
         articles = [Article(p.label, p.text, p.text[len(p.label) :]) for p in self.provisions(other.doc_id).values()]
         found = counterpart(provision.label, provision.text, articles)
         if found is None:
-            return {"counterpart": None}
+            return self._part_counterpart(cited, other) if cited.strip() else {"counterpart": None}
         article, similarity = found
         new = self.provisions(other.doc_id)[article.label]
         old_text, new_text = provision.folded, new.folded
@@ -337,6 +343,28 @@ class Verifier:
         return {
             "counterpart": {"article": article.label, "text": article.text, "similarity": round(similarity, 3)},
             "diff": diff,
+        }
+
+    def _part_counterpart(self, cited: str, other: DocumentMeta) -> dict[str, Any]:
+        """When no whole article corresponds (a revision split or merged it), the article of `other` that holds
+        the span closest to what the citation points at (its quotation or its 款/项), when close enough."""
+        best: tuple[float, Provision, Any] | None = None
+        for candidate in self.provisions(other.doc_id).values():
+            near = closest_span(cited, candidate)
+            if best is None or near.similarity > best[0]:
+                best = (near.similarity, candidate, near)
+        if best is None or best[0] < PART_COUNTERPART_SIMILARITY:
+            return {"counterpart": None}
+        similarity, article, near = best
+        return {
+            "counterpart": {
+                "article": article.label,
+                "text": article.text,
+                "similarity": round(similarity, 3),
+                "matched_on": "cited_part",
+                "span": {"start": near.start, "end": near.end, "text": near.text},
+            },
+            "diff": [{"op": d["op"], "old": d["quote"], "new": d["law"]} for d in near.diff],
         }
 
     def _upcoming(self, chosen: DocumentMeta, law: Law, day: str) -> dict[str, Any] | None:
