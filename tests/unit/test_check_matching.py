@@ -87,6 +87,9 @@ def test_quotations_are_found_across_width_spacing_and_omissions():
     assert ARTICLE.find("在正常使用条件下……自竣工验收合格之日起计算") is not None
     assert ARTICLE.find("自竣工验收合格之日起计算……在正常使用条件下") is None  # pieces in order
     assert pieces("甲……乙...丙") == ("甲", "乙", "丙")
+    # the punctuation that ends a quotation is the memo's: an item ending in ； in the law quoted with 。
+    assert ARTICLE.find("(二)屋面防水工程，为5年。") is not None
+    assert pieces("“甲，乙。”") == ("甲,乙",)
 
 
 def test_a_mismatched_quotation_gets_the_closest_span_and_a_readable_diff():

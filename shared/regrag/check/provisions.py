@@ -22,6 +22,7 @@ from rapidfuzz.distance import Indel, Levenshtein
 from regrag.text.legal import ITEM_RE, chinese_to_int
 
 _ELLIPSIS_RE = re.compile(r"……|…|\.{3,}|。。。")
+_EDGE_PUNCTUATION = "。;,:、.!?！？\"'"  # after folding (，→, ；→; ：→:); 。 and 、 stay as they are
 _QUOTE_MARKS = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "「": '"', "」": '"', "『": "'", "』": "'"})
 
 
@@ -74,8 +75,11 @@ def fold(text: str) -> Folded:
 
 @functools.lru_cache(maxsize=4096)
 def pieces(quote: str) -> tuple[str, ...]:
-    """The folded pieces of a quotation between its omission marks."""
-    return tuple(p for p in (fold(part).text for part in _ELLIPSIS_RE.split(quote)) if p)
+    """The folded pieces of a quotation between its omission marks, without the punctuation at either end of
+    each: where a quotation stops is the memo's sentence, not the law's (an item quoted as “…构筑物。” ends in ；
+    in the law)."""
+    parts = (fold(part).text.strip(_EDGE_PUNCTUATION) for part in _ELLIPSIS_RE.split(quote))
+    return tuple(p for p in parts if p)
 
 
 @dataclass(frozen=True)
