@@ -4,7 +4,7 @@ quotation is found in (or compared with) a stored article."""
 from __future__ import annotations
 
 from regrag.check.catalogue import is_national_form, load_catalogue, place_prefix, title_type
-from regrag.check.provisions import Provision, closest_span, pieces
+from regrag.check.provisions import Provision, arabic_numerals, closest_span, pieces
 from regrag.check.titles import AMBIGUOUS, FOUND, NOT_FOUND, TitleIndex
 from regrag.domain.models import DocumentMeta
 
@@ -90,6 +90,14 @@ def test_quotations_are_found_across_width_spacing_and_omissions():
     # the punctuation that ends a quotation is the memo's: an item ending in ； in the law quoted with 。
     assert ARTICLE.find("(二)屋面防水工程，为5年。") is not None
     assert pieces("“甲，乙。”") == ("甲,乙",)
+
+
+def test_figures_written_the_other_way_are_the_same_words():
+    article = Provision("第三十一条", "第三十一条 拒不改正的，处十万元以上一百万元以下的罚款。")
+    assert article.find("处10万元以上100万元以下的罚款") is None
+    assert article.same_words("处10万元以上100万元以下的罚款")
+    assert not article.same_words("处10万元以上50万元以下的罚款")
+    assert arabic_numerals("二〇二四年一月一日") == arabic_numerals("2024年1月1日")
 
 
 def test_a_mismatched_quotation_gets_the_closest_span_and_a_readable_diff():

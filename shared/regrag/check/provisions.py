@@ -170,6 +170,44 @@ class Provision:
         assert first is not None
         return self.folded.span(first, pos)
 
+    @cached_property
+    def _numeric(self) -> str:
+        return arabic_numerals(self.folded.text)
+
+    def same_words(self, quote: str) -> bool:
+        """Whether a quotation that is not verbatim has the article's words with its figures written the other
+        way (10万元 for 十万元, 2024年 for 二〇二四年): the same text, not a misquotation."""
+        parts = [arabic_numerals(p) for p in pieces(quote)]
+        pos = 0
+        for part in parts:
+            at = self._numeric.find(part, pos)
+            if at < 0:
+                return False
+            pos = at + len(part)
+        return bool(parts)
+
+
+_NUMERAL_RUN_RE = re.compile(r"[零〇一二三四五六七八九十百千万两]+")
+_CN_DIGIT = str.maketrans("零〇一二三四五六七八九两", "001234567892")
+
+
+def arabic_numerals(text: str) -> str:
+    """Every run of Chinese numerals in Arabic digits (十万 → 100000, 二〇二四 → 2024), and 10万 → 100000 too, so
+    that either spelling of a figure compares equal. Words that contain a numeral (统一, 一般) change on both
+    sides alike."""
+    text = re.sub(r"([0-9]+)万", lambda m: str(int(m.group(1)) * 10000), text)  # before 万 reads as a numeral
+    return _NUMERAL_RUN_RE.sub(_to_digits, text)
+
+
+def _to_digits(m: re.Match[str]) -> str:
+    run = m.group(0)
+    if not any(unit in run for unit in "十百千万"):
+        return run.translate(_CN_DIGIT)  # read digit by digit: 二〇二四
+    try:
+        return str(chinese_to_int(run))
+    except ValueError:
+        return run
+
 
 @dataclass(frozen=True)
 class Closest:

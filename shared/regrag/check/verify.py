@@ -237,6 +237,9 @@ class Verifier:
         if elsewhere:
             out.update(match="elsewhere", found_in=elsewhere)
             return out
+        if provision.same_words(quote.text):
+            out.update(match="verbatim", note="引文与原文一致，仅数字写法不同（阿拉伯数字与汉字）。")
+            return out
         closest = closest_span(quote.text, provision)
         # verbatim in another law: that law was meant, unless the cited article nearly says it (拒不改正的，处10万元
         # 以上50万元以下的罚款 is boilerplate of many regulations; the one cited says 100万: a misquotation of it)
