@@ -50,4 +50,11 @@ def test_exit_status_says_whether_a_problem_was_found(hash_services, tmp_path, m
     code, _, err = run(capsys, "check", str(binary))
     assert code == 2 and "regrag check:" in err
     code, _, err = run(capsys, "check", str(tmp_path / "missing.md"))
-    assert code == 2
+    assert code == 2 and "missing.md" in err
+
+    # a team's filings in one run: the worst outcome is the exit status, every file is still reported
+    code, out, err = run(capsys, "check", str(good), str(binary), str(bad))
+    assert code == 2 and out.count("核验日期") == 2 and "memo.docx" in err
+    code, out, _ = run(capsys, "check", str(good), str(bad), "--json")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 1 and [line["file"] for line in lines] == [str(good), str(bad)]

@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         help="check a document's citations against the law in force on its date (exit 1 when a problem is found)",
     )
-    chk.add_argument("file", help=".docx, .pdf, .md or .txt (- reads text from standard input)")
+    chk.add_argument("files", nargs="+", metavar="FILE", help=".docx, .pdf, .md or .txt (- reads standard input)")
     chk.add_argument("--as-of", dest="as_of", help="check as of this day (default: the document's date, else today)")
     chk.add_argument("--json", action="store_true", help="print the whole JSON answer")
     chk.add_argument(

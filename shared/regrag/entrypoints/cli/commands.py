@@ -48,26 +48,36 @@ def cmd_ask(services: Services, args: argparse.Namespace) -> int:
 
 
 def cmd_check(services: Services, args: argparse.Namespace) -> int:
-    """Exit 0 when every citation is ok, 1 when one has a problem (or cannot be verified, unless
-    --allow-unknown), 2 when the file cannot be read or checked."""
+    """Check each file; exit 0 when every citation of every file is ok, 1 when one has a problem (or cannot be
+    verified, unless --allow-unknown), 2 when a file cannot be read or checked (the others are still checked).
+    With several files, --json prints one JSON object per line, each with its `file`."""
     from regrag.api import requests
     from regrag.check.report import exit_code, format_report
 
-    if args.file == "-":
-        data, name = sys.stdin.buffer.read(), "stdin.txt"
-    else:
-        path = Path(args.file)
-        data, name = path.read_bytes(), path.name
-    request = requests.parse_check_upload(name, data, args.as_of)
-    status, report = call(endpoints.check_upload, services, request)
-    if status != 200:
-        print(f"regrag check: {report['error']['message']}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=1))
-    else:
-        print(format_report(report, name))
-    return exit_code(report, allow_unknown=args.allow_unknown)
+    worst = 0
+    for i, file in enumerate(args.files):
+        if file == "-":
+            data, name = sys.stdin.buffer.read(), "stdin.txt"
+        else:
+            try:
+                data, name = Path(file).read_bytes(), Path(file).name
+            except OSError as exc:
+                print(f"regrag check: {file}: {exc.strerror or exc}", file=sys.stderr)
+                worst = 2
+                continue
+        status, report = call(endpoints.check_upload, services, requests.parse_check_upload(name, data, args.as_of))
+        if status != 200:
+            print(f"regrag check: {report['error']['message']}", file=sys.stderr)
+            worst = 2
+            continue
+        if args.json and len(args.files) > 1:
+            print(json.dumps({"file": file, **report}, ensure_ascii=False))
+        elif args.json:
+            print(json.dumps(report, ensure_ascii=False, indent=1))
+        else:
+            print(("\n" if i else "") + format_report(report, name))
+        worst = max(worst, exit_code(report, allow_unknown=args.allow_unknown))
+    return worst
 
 
 def cmd_serve(services: Services, args: argparse.Namespace) -> int:
