@@ -111,6 +111,17 @@ def test_as_of_before_a_revision_takes_effect(sample):
     assert report["citations"][1]["evidence"]["upcoming"]["doc_id"] == "nat-reg-0035"
 
 
+def test_a_quotation_after_a_list_belongs_to_the_article_that_holds_it(sample):
+    memo = "《电力法》第十条、第十一条规定：“城市电网的建设与改造规划，应当纳入城市总体规划。”"
+    report = check_text(memo, sample.store, as_of="2025-01-01")
+    assert [(c["text"], c["status"]) for c in report["citations"]] == [
+        ("《电力法》第十条", "ok"),
+        ("第十一条", "ok"),
+    ]
+    assert [q["match"] for q in report["citations"][1]["quotes"]] == ["verbatim"]
+    assert report["citations"][0]["quotes"] == []  # the quotation is 第十一条's, not checked against 第十条
+
+
 def test_a_quotation_of_another_law_is_found_there(sample):
     # 电力供应与使用条例 第二十八条 (一), quoted as if it were 电力法 第二十八条
     memo = "依《中华人民共和国电力法》第二十八条，“因供电设施计划检修需要停电时，供电企业应当提前7天通知用户”。"

@@ -69,8 +69,14 @@ def test_ranges_and_lists_expand_to_each_article():
     assert [a.main for a in ref.articles] == [10, 11, 12]
     ref = one("《电力法》第十条、第十二条第二款和第十四条")
     assert ref.articles == (ArticleRef(10), ArticleRef(12, 0, 2), ArticleRef(14))
-    ref = one("《电力法》第三十条第一款、第二款")
+    text = "《电力法》第三十条第一款、第二款"
+    ref = one(text)
     assert ref.articles == (ArticleRef(30, 0, 1), ArticleRef(30, 0, 2))
+    # each item of a list is cited by its own words; the first by the title and its own
+    assert [text[s:e] for s, e in ref.parts] == ["《电力法》第三十条第一款", "第二款"]
+    text = "依《条例》第二十二条、第二十三条及第二十五条至第二十七条办理"
+    ref = one(text)
+    assert [text[s:e] for s, e in ref.parts] == ["《条例》第二十二条", "第二十三条", *["第二十五条至第二十七条"] * 3]
 
 
 def test_ranges_of_items_and_paragraphs_inside_one_article():

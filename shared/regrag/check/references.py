@@ -99,6 +99,9 @@ class Reference:
     written: str
     articles: tuple[ArticleRef, ...]
     quotes: tuple[Quote, ...] = ()
+    # [start, end) of the words citing each of `articles`: the whole reference for the first (title included)
+    # and for a range's articles, the item's own words for a list's later items (第二十三条 in 第二十二条、第二十三条)
+    parts: tuple[tuple[int, int], ...] = ()
     antecedent: tuple[int, int] | None = None
     version: str | None = None
 
@@ -130,46 +133,49 @@ def _spec(m: re.Match[str], base: ArticleRef | None = None) -> ArticleRef:
     return ArticleRef(base.main, base.sub, _number(para) if para else base.paragraph, _number(item) if item else None)
 
 
-def _articles_at(text: str, pos: int) -> tuple[list[ArticleRef], int] | None:
-    """The provisions cited at `pos` (第十条, 第十条第二款, 第十条至第十二条, 第十条、第十二条 …) and where they end."""
+def _articles_at(text: str, pos: int) -> tuple[list[ArticleRef], list[tuple[int, int]], int] | None:
+    """The provisions cited at `pos` (第十条, 第十条第二款, 第十条至第十二条, 第十条、第十二条 …), the span of
+    the words that cite each (-1 for "where the reference starts"; a range's articles share the range's span, a
+    list's items have their own: 《条例》第二十二条 | 第二十三条) and where the whole ends."""
     first = _SPEC_RE.match(text, pos)
     if first is None:
         return None
     out = [_spec(first)]
+    spans = [(-1, first.end())]
     end = first.end()
     while True:
         rng = _RANGE_SEP_RE.match(text, end)
         if rng:
             upper = _SPEC_RE.match(text, rng.end())
+            added: list[ArticleRef] = []
             if upper and upper.group("main") and not upper.group("sub"):
                 last = _spec(upper)
                 for number in range(out[-1].main + 1, min(last.main, out[-1].main + 200) + 1):
-                    out.append(ArticleRef(number, 0, None, None) if number < last.main else last)
-                end = upper.end()
+                    added.append(ArticleRef(number, 0, None, None) if number < last.main else last)
+                stop_at = upper.end()
+            else:
+                # 第（一）项至第（三）项, 第一款至第三款: a range inside the same article
+                inner = _PARA_ITEM_RE.match(text, rng.end())
+                stop_at = inner.end() if inner else rng.end()
+                if inner and inner.end() > rng.end():
+                    last, first_ref = _spec(inner, out[-1]), out[-1]
+                    if last.item is not None and first_ref.item is not None and last.item > first_ref.item:
+                        added = [replace(first_ref, item=n) for n in range(first_ref.item + 1, min(last.item, 99) + 1)]
+                    elif last.item is None and first_ref.paragraph and (last.paragraph or 0) > first_ref.paragraph:
+                        stop = min(last.paragraph or 0, 99)
+                        added = [replace(first_ref, paragraph=n) for n in range(first_ref.paragraph + 1, stop + 1)]
+            if added:
+                spans[-1] = (spans[-1][0], stop_at)  # the range's words cite every article in it
+                out += added
+                spans += [spans[-1]] * len(added)
+                end = stop_at
                 continue
-            # 第（一）项至第（三）项, 第一款至第三款: a range inside the same article
-            inner = _PARA_ITEM_RE.match(text, rng.end())
-            if inner and inner.end() > rng.end():
-                last = _spec(inner, out[-1])
-                first_ref = out[-1]
-                if last.item is not None and first_ref.item is not None and last.item > first_ref.item:
-                    out += [replace(first_ref, item=n) for n in range(first_ref.item + 1, min(last.item, 99) + 1)]
-                    end = inner.end()
-                    continue
-                if (
-                    last.item is None
-                    and first_ref.paragraph is not None
-                    and (last.paragraph or 0) > first_ref.paragraph
-                ):
-                    stop = min(last.paragraph or 0, 99)
-                    out += [replace(first_ref, paragraph=n) for n in range(first_ref.paragraph + 1, stop + 1)]
-                    end = inner.end()
-                    continue
         sep = _LIST_SEP_RE.match(text, end)
         if sep:
             following = _SPEC_RE.match(text, sep.end())
             if following:
                 out.append(_spec(following))
+                spans.append((following.start(), following.end()))
                 end = following.end()
                 continue
             same_article = _PARA_ITEM_RE.match(text, sep.end())
@@ -179,9 +185,10 @@ def _articles_at(text: str, pos: int) -> tuple[list[ArticleRef], int] | None:
                 and sep.group(0).strip() in ("、", "和", "及", "以及", "与", "或", "或者")
             ):
                 out.append(_spec(same_article, out[-1]))
+                spans.append((same_article.start(), same_article.end()))
                 end = same_article.end()
                 continue
-        return out, end
+        return out, spans, end
 
 
 def _version_before(text: str, start: int) -> str | None:
@@ -266,8 +273,9 @@ def find_references(text: str) -> list[Reference]:
         found = _articles_at(work, after + (spaced.end() if spaced else 0))
         if found is None:
             continue
-        articles, end = found
+        articles, spans, end = found
         s, e = folded.to_source(start, end)
+        parts = tuple(folded.to_source(start if a < 0 else a, b) for a, b in spans)
         antecedent = None
         if form != "title" and target is not None:
             antecedent = folded.to_source(target.start, target.end)
@@ -280,6 +288,7 @@ def find_references(text: str) -> list[Reference]:
                 form=form,
                 written=written_text,
                 articles=tuple(articles),
+                parts=parts,
                 antecedent=antecedent,
                 version=version,
             )

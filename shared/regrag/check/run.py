@@ -117,11 +117,13 @@ def check_text(
             if ref.title not in resolved:
                 resolved[ref.title] = titles.resolve(ref.title)
             resolution = resolved[ref.title]
-        for target in ref.articles:
+        labels = [article_label(a.main, a.sub) for a in ref.articles]
+        for index, target in enumerate(ref.articles):
+            siblings = tuple(label for label in labels if label != labels[index])
             if resolution is not None and resolution.kind == FOUND and resolution.parts:
-                finding = verifier.check_parts(ref, target, resolution.laws, day)
+                finding = verifier.check_parts(ref, target, resolution.laws, day, siblings)
             elif resolution is not None and resolution.kind == FOUND:
-                finding = verifier.check(ref, target, resolution.laws[0], resolution.pinned, day)
+                finding = verifier.check(ref, target, resolution.laws[0], resolution.pinned, day, siblings)
             else:
                 finding = unresolved(ref, resolution, day, catalogue, corpus_titles)
             if resolution is not None and resolution.short and finding.title:
@@ -131,7 +133,7 @@ def check_text(
                     message=f"（《{ref.title}》按简称理解为《{finding.title}》）{finding.message}",
                     evidence={**finding.evidence, "read_as": finding.title},
                 )
-            citations.append(_citation(ref, target, finding))
+            citations.append(_citation(ref, index, finding))
     counts = Counter(c["status"] for c in citations)
     return {
         "as_of": day,
@@ -152,11 +154,13 @@ def check_text(
     }
 
 
-def _citation(ref: Reference, target: Any, finding: Finding) -> dict[str, Any]:
+def _citation(ref: Reference, index: int, finding: Finding) -> dict[str, Any]:
+    target = ref.articles[index]
+    start, end = ref.parts[index] if ref.parts else (ref.start, ref.end)
     return {
-        "text": ref.text,
-        "start": ref.start,
-        "end": ref.end,
+        "text": ref.text[start - ref.start : end - ref.start],
+        "start": start,
+        "end": end,
         "doc_id": finding.doc_id,
         "title": finding.title,
         "article": finding.article or article_label(target.main, target.sub),
@@ -165,8 +169,10 @@ def _citation(ref: Reference, target: Any, finding: Finding) -> dict[str, Any]:
         "status": finding.status,
         "message": finding.message,
         "evidence": finding.evidence,
+        # quotations of a law that could not be resolved were not compared with anything: say so
         "quotes": list(finding.quotes)
-        or [{"text": q.text, "start": q.start, "end": q.end, "match": "unchecked"} for q in ref.quotes],
+        if finding.doc_id is not None
+        else [{"text": q.text, "start": q.start, "end": q.end, "match": "unchecked"} for q in ref.quotes],
         "also": list(finding.also),
         "written": ref.written,
         "form": ref.form,

@@ -72,14 +72,16 @@ class Verifier:
             self._cache[doc_id] = _provisions(self._articles_of(doc_id))
         return self._cache[doc_id]
 
-    def check_parts(self, ref: Reference, target: ArticleRef, parts: Sequence[Law], day: str) -> Finding:
+    def check_parts(
+        self, ref: Reference, target: ArticleRef, parts: Sequence[Law], day: str, siblings: Sequence[str] = ()
+    ) -> Finding:
         """An act the corpus holds in parts with one numbering (民法典 合同编, 物权编): the part that has the
         article is checked; an article in none of them lies in a part the corpus lacks, so it cannot be
         verified (it is not proved absent)."""
         label = article_label(target.main, target.sub)
         for law in parts:
             if any(label in self.provisions(m.doc_id) for m in law.versions):
-                return self.check(ref, target, law, frozenset(), day)
+                return self.check(ref, target, law, frozenset(), day, siblings)
         held = "、".join(f"《{law.latest.title}》" for law in parts)
         return Finding(
             UNKNOWN_LAW,
@@ -90,9 +92,19 @@ class Verifier:
 
     # --- one cited provision of one law ---------------------------------------------------------------------
 
-    def check(self, ref: Reference, target: ArticleRef, law: Law, pinned: frozenset[str], day: str) -> Finding:
+    def check(
+        self,
+        ref: Reference,
+        target: ArticleRef,
+        law: Law,
+        pinned: frozenset[str],
+        day: str,
+        siblings: Sequence[str] = (),
+    ) -> Finding:
+        """One provision of a reference; `siblings` are the other articles the same reference cites
+        (第十条、第十一条规定：“…”): a quotation that is another of them is theirs, not this one's."""
         label = article_label(target.main, target.sub)
-        quotes = ref.quotes
+        quotes = tuple(q for q in ref.quotes if not self._belongs_to_sibling(q, label, siblings, law))
         pool = [m for m in law.versions if m.doc_id in pinned] or list(law.versions)
         if ref.version:
             named = [m for m in pool if ref.version in ((m.promulgated or "")[:7], (m.effective_date or "")[:7])]
@@ -164,6 +176,13 @@ class Verifier:
             evidence={**evidence, **({"notes": notes} if notes else {})},
             quotes=quote_results,
         )
+
+    def _belongs_to_sibling(self, quote: Quote, label: str, siblings: Sequence[str], law: Law) -> bool:
+        if not siblings:
+            return False
+        versions = [self.provisions(m.doc_id) for m in law.versions]
+        here = any(label in v and v[label].find(quote.text) is not None for v in versions)
+        return not here and any(s in v and v[s].find(quote.text) is not None for v in versions for s in siblings)
 
     def _all_in(self, quotes: Sequence[Quote], provision: Provision) -> bool:
         return all(provision.find(q.text) is not None for q in quotes)
