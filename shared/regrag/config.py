@@ -239,6 +239,13 @@ class Settings:
     serve_max_active: int = field(default=2, metadata={"env": "REGRAG_SERVE_MAX_ACTIVE", "min": 1, "max": 64})
     serve_max_waiting: int = field(default=192, metadata={"env": "REGRAG_SERVE_MAX_WAITING", "min": 0, "max": 4096})
     serve_wait_s: float = field(default=2.5, metadata={"env": "REGRAG_SERVE_WAIT_S", "min": 0.0, "max": 60.0})
+    # the citation check (POST /check, regrag check): the largest upload or JSON body, the characters of text and
+    # the provisions one document may bring (regrag.check.run); over a limit the answer is a 413 or 400 naming it
+    check_max_bytes: int = field(
+        default=20_000_000, metadata={"env": "REGRAG_CHECK_MAX_BYTES", "min": 1000, "max": 60_000_000}
+    )
+    check_max_chars: int = field(default=2_000_000, metadata={"env": "REGRAG_CHECK_MAX_CHARS", "min": 1000})
+    check_max_citations: int = field(default=20_000, metadata={"env": "REGRAG_CHECK_MAX_CITATIONS", "min": 1})
     log_level: str = field(
         default="INFO", metadata={"env": "LOG_LEVEL", "choices": ("DEBUG", "INFO", "WARNING", "ERROR")}
     )

@@ -306,7 +306,11 @@ def test_screenshots_are_saved(run: dict[str, Any], capsys: pytest.CaptureFixtur
     assert not run["errors"], list(run["errors"])
     shots = [Path(p) for p in run["screenshots"]]
     assert {p.name for p in shots} >= {
-        "results.png", "article.png", "corpus-status.png", "error-503.png", "phone-answer.png"
+        "results.png",
+        "article.png",
+        "corpus-status.png",
+        "error-503.png",
+        "phone-answer.png",
     }
     assert all(p.stat().st_size > 10_000 for p in shots)
     with capsys.disabled():

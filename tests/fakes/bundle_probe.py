@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import importlib.metadata as md
+import io
 import json
 import re
 import sys
@@ -100,8 +101,12 @@ def main() -> None:
         event = CloudEvent(request["cloudevent"]["attributes"], request["cloudevent"]["data"])
         headers, body = to_structured(event)
         response = client.post("/", headers=headers, data=body)
+    elif "upload" in request:  # multipart/form-data: {"path", "upload": {"field", "name", "file"}}
+        upload = request["upload"]
+        data = {upload["field"]: (io.BytesIO(Path(upload["file"]).read_bytes()), upload["name"])}
+        response = client.post(request.get("path", "/"), data=data, content_type="multipart/form-data")
     else:
-        response = client.post("/", json=request["json"])
+        response = client.post(request.get("path", "/"), json=request["json"])
     loaded = sorted({m for m in sys.modules if m.startswith(("google.cloud.", "google.genai")) and m.count(".") <= 2})
     print(
         json.dumps(

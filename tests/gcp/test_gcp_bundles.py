@@ -134,6 +134,17 @@ def test_each_bundle_runs_its_stage_with_only_its_requirements(
     assert re.search(
         r"〔《电力供应与使用条例》第[一二三四五六七八九十百]+条[^，〕]*，生效：2019-03-02〕", body["answer_zh"]
     )
+    # the citation check on the query function: its own dependencies (rapidfuzz, python-docx) are in the bundle
+    memo = {
+        "text": "日期：2024年1月1日\n依《电力供应与使用条例》第二十八条，“供电企业应当提前3天通知用户”。"
+        "《条例》第九十九条。"
+    }
+    check = json.loads(probe(bundles, "query", {"path": "/check", "json": memo}, env, tmp_path)["body"])
+    assert [c["status"] for c in check["citations"]] == ["quote_mismatch", "article_missing"], check
+    docx = {"field": "file", "name": "memo.docx", "file": str(ROOT / "tests" / "fixtures" / "formats" / "sd-0090.docx")}
+    uploaded = probe(bundles, "query", {"path": "/check", "upload": docx}, env, tmp_path)
+    assert uploaded["status"] == 200 and json.loads(uploaded["body"])["document"]["format"] == "docx", uploaded
+    assert not uploaded["refused"], uploaded["refused"]
     candidates = [{"id": c["id"]} for c in body["candidates"][:3]]
     requests = {
         "rerank": {"json": {"question": question, "candidates": candidates}},

@@ -225,3 +225,48 @@ def retrieve_relevant_chunks(
             }
         )
     return out
+
+
+# --- the citation check ------------------------------------------------------------------------------------
+
+
+def _check_limits(services: Services) -> Any:
+    from regrag.check.run import CheckLimits
+
+    s = services.settings
+    return CheckLimits(max_chars=s.check_max_chars, max_citations=s.check_max_citations)
+
+
+def check(services: Services, body: Any) -> dict[str, Any]:
+    """POST /check {text, as_of?}: every citation of the text checked against the law in force."""
+    from regrag.check.run import check_text
+
+    request = parse.parse_check_request(body)
+    assert request.text is not None
+    report = check_text(
+        request.text, services.store, lexical=services.lexical, as_of=request.as_of, limits=_check_limits(services)
+    )
+    report["document"] = {"name": None, "format": "text", "chars": len(request.text)}
+    _log_check(report)
+    return report
+
+
+def check_upload(services: Services, request: parse.CheckRequest) -> dict[str, Any]:
+    """POST /check with an uploaded .docx / .pdf / .md / .txt: its text is extracted first and returned with the
+    report (the citations' offsets are offsets in that text)."""
+    from regrag.check.run import check_text, read_document
+
+    assert request.name is not None and request.data is not None
+    text, fmt = read_document(request.name, request.data)
+    report = check_text(
+        text, services.store, lexical=services.lexical, as_of=request.as_of, limits=_check_limits(services)
+    )
+    report["document"] = {"name": request.name, "format": fmt, "chars": len(text), "text": text}
+    _log_check(report)
+    return report
+
+
+def _log_check(report: dict[str, Any]) -> None:
+    # counts only: a lawyer's memo is confidential
+    summary = report["summary"]
+    logs.event(log, logging.INFO, "citations checked", citations=summary["citations"], problems=summary["problems"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from regrag.check.findings import STATUSES
 from regrag.inputs import schemas
 from regrag.version import __version__
 
@@ -93,6 +94,54 @@ _QUERY_RESPONSE = {
     },
 }
 
+_CHECKED = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "description": "the reference exactly as written in the document"},
+        "start": {"type": "integer", "description": "offset of `text` in the document's text (characters)"},
+        "end": {"type": "integer"},
+        "doc_id": {"type": ["string", "null"], "description": "the stored version the citation was checked against"},
+        "title": {"type": ["string", "null"]},
+        "article": {"type": "string", "description": "the cited article's label (第十条); a range gives one each"},
+        "paragraph": {"type": ["integer", "null"], "description": "第N款 when cited"},
+        "item": {"type": ["integer", "null"], "description": "第（N）项 when cited"},
+        "status": {"type": "string", "enum": list(STATUSES)},
+        "message": {"type": "string", "description": "the finding in Chinese, quoting only the corpus's text"},
+        "evidence": {
+            "type": "object",
+            "description": "by status: version, article_text, cited_part; successor, counterpart, diff "
+            "(superseded); in_force_then (not_yet_in_force); articles, last_article (article_missing); "
+            "candidates (ambiguous); catalogue, in_catalogue, suggestion (unknown_law, wrong_title)",
+        },
+        "quotes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "description": "a quotation attributed to the reference: match verbatim | elsewhere (found_in) | "
+                "mismatch (closest span, diff [{op, quote, law}])",
+            },
+        },
+        "also": {"type": "array", "items": {"type": "string"}, "description": "a second problem of the citation"},
+        "written": {"type": "string", "description": "how the document named the law (《条例》, 本法, 《电力法》)"},
+        "form": {"type": "string", "enum": ["title", "alias", "back"]},
+        "cited_title": {"type": ["string", "null"], "description": "the title the reference names or refers to"},
+        "antecedent": {"type": ["array", "null"], "description": "[start, end) of that title in the document"},
+        "version_named": {"type": ["string", "null"], "description": "a revision the reference names (YYYY[-MM])"},
+    },
+}
+_CHECK_RESPONSE = {
+    "type": "object",
+    "properties": {
+        "as_of": {"type": "string", "format": "date"},
+        "as_of_source": {"type": "string", "enum": ["request", "document", "today"]},
+        "document_date": {"type": ["object", "null"], "description": "the date the document states, and where"},
+        "summary": {"type": "object", "description": "references, citations, ok, problems, unverifiable, by_status"},
+        "citations": {"type": "array", "items": _CHECKED},
+        "catalogue": {"type": "object", "description": "the bundled catalogue of national titles: source, as_of"},
+        "document": {"type": "object", "description": "name, format, chars; an upload's extracted `text`"},
+    },
+}
+
 _ERRORS = {
     "400": "invalid request (the message names the field)",
     "413": "request body too large",
@@ -157,6 +206,9 @@ def document() -> dict[str, Any]:
                 "CandidatesRequest": schemas.CANDIDATES,
                 "FeedbackRequest": schemas.FEEDBACK,
                 "EvalRequest": schemas.EVAL,
+                "CheckRequest": schemas.CHECK,
+                "CheckUpload": schemas.CHECK_UPLOAD,
+                "CheckResponse": _CHECK_RESPONSE,
                 "Filters": schemas.FILTERS,
                 "QueryResponse": _QUERY_RESPONSE,
                 "Answer": _ANSWER,
@@ -193,6 +245,7 @@ def _public_paths() -> dict[str, Any]:
             {"type": "object"},
             errors={"404": "unknown query id"},
         ),
+        "/check": _check_path(),
         "/corpora": _get("Corpora with document and chunk counts", {"type": "object"}),
         "/documents/{doc_id}": _get(
             "A document's text, metadata, dates and article anchors",
@@ -209,6 +262,20 @@ def _public_paths() -> dict[str, Any]:
         "/healthz": _get("Health, index size and cache counters", {"type": "object"}),
         "/openapi.json": _get("This document", {"type": "object"}),
     }
+
+
+def _check_path() -> dict[str, Any]:
+    path = _post(
+        "Check a document's citations against the law in force on its date",
+        "CheckRequest",
+        {"$ref": "#/components/schemas/CheckResponse"},
+    )
+    path["post"]["requestBody"]["content"]["multipart/form-data"] = {
+        "schema": {"$ref": "#/components/schemas/CheckUpload"}
+    }
+    path["post"]["responses"]["413"]["description"] = "the document is over REGRAG_CHECK_MAX_BYTES"
+    path["post"]["responses"]["415"]["description"] = "send JSON or multipart/form-data"
+    return path
 
 
 def _admin_paths() -> dict[str, Any]:

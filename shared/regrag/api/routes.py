@@ -21,6 +21,7 @@ from werkzeug.wrappers import Request, Response
 from regrag import logs
 from regrag.api import endpoints
 from regrag.domain.errors import Forbidden, InvalidInput, NotFound, PermanentError, TransientError, Unauthorized
+from regrag.inputs import parse as requests
 from regrag.services import Services
 
 log = logs.get("api")
@@ -88,6 +89,26 @@ def _admin_route(action: str, fn: Callable[..., dict[str, Any]], with_body: bool
     return route
 
 
+def _check(services: Services, request: Request) -> Response:
+    """POST /check: the text as JSON {text, as_of?}, or the document uploaded as multipart/form-data (`file`,
+    `as_of`), up to REGRAG_CHECK_MAX_BYTES either way; refused before it is read when it says it is larger."""
+    limit = services.settings.check_max_bytes
+    too_large = f"the document is larger than {limit:,} bytes (REGRAG_CHECK_MAX_BYTES)"
+    if request.content_length is not None and request.content_length > limit:
+        raise RequestEntityTooLarge(too_large)
+    if request.mimetype != "multipart/form-data":
+        return json_response(200, endpoints.check(services, read_json(request, max_bytes=limit)))
+    request.max_content_length = limit  # a body sent without a length is cut off at the limit as well
+    upload = request.files.get("file")
+    if upload is None:
+        raise InvalidInput("file: send the document as the form field 'file' (.docx, .pdf, .md or .txt)")
+    data = upload.stream.read(limit + 1)
+    if len(data) > limit:
+        raise RequestEntityTooLarge(too_large)
+    parsed = requests.parse_check_upload(upload.filename, data, request.form.get("as_of"))
+    return json_response(200, endpoints.check_upload(services, parsed))
+
+
 def _page(services: Services, request: Request) -> Response:
     headers = {"Content-Security-Policy": _PAGE_CSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
     return Response(_web_file("index.html"), content_type="text/html; charset=utf-8", headers=headers)
@@ -114,6 +135,7 @@ ROUTES: dict[str, Route] = {
     "rerank": _json_route(endpoints.rerank),
     "compose": _json_route(endpoints.compose),
     "feedback": _json_route(endpoints.feedback),
+    "check": _check,
     "reconcile": _json_route(endpoints.reconcile),
     "corpora": _get_route(endpoints.corpora),
     "document": _get_route(endpoints.document),
@@ -138,6 +160,7 @@ URL_MAP = Map(
         Rule("/rerank", methods=["POST"], endpoint="rerank"),
         Rule("/compose", methods=["POST"], endpoint="compose"),
         Rule("/feedback", methods=["POST"], endpoint="feedback"),
+        Rule("/check", methods=["POST"], endpoint="check"),
         Rule("/corpora", methods=["GET"], endpoint="corpora"),
         Rule("/documents/<doc_id>", methods=["GET"], endpoint="document"),
         Rule("/documents/<doc_id>/versions", methods=["GET"], endpoint="versions"),
@@ -196,20 +219,20 @@ def with_cors(response: Response, request: Request, allowed: frozenset[str]) -> 
 # --- JSON in, JSON out, errors ------------------------------------------------------------------------------
 
 
-def read_json(request: Request) -> Any:
-    """The request body as JSON, read only up to MAX_BODY_BYTES.
+def read_json(request: Request, max_bytes: int = MAX_BODY_BYTES) -> Any:
+    """The request body as JSON, read only up to `max_bytes` (MAX_BODY_BYTES unless the route allows more).
 
     Refused: a body over the limit (413, before it is read), a content type other than JSON (415: a web page
     can send text/plain across origins without a preflight, JSON it cannot), an empty body, bytes that are not
     UTF-8 JSON, and JSON nested deeper than the parser's recursion allows (400).
     """
-    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
-        raise RequestEntityTooLarge(f"request body larger than {MAX_BODY_BYTES} bytes")
+    if request.content_length is not None and request.content_length > max_bytes:
+        raise RequestEntityTooLarge(f"request body larger than {max_bytes} bytes")
     if request.mimetype != JSON_TYPE:
         raise UnsupportedMediaType(f"send the body as JSON with Content-Type: {JSON_TYPE}")
-    raw = request.stream.read(MAX_BODY_BYTES + 1)
-    if len(raw) > MAX_BODY_BYTES:
-        raise RequestEntityTooLarge(f"request body larger than {MAX_BODY_BYTES} bytes")
+    raw = request.stream.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise RequestEntityTooLarge(f"request body larger than {max_bytes} bytes")
     if not raw.strip():
         raise InvalidInput("request body is empty; send a JSON object")
     try:

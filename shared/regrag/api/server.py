@@ -149,6 +149,9 @@ def wsgi_app(services: Services, admission: Admission | None = None) -> WsgiApp:
     return app
 
 
+MAX_WIRE_BYTES = 64 * 1024 * 1024
+
+
 def serve(services: Services, host: str = "127.0.0.1", port: int = 8080, limits: Limits | None = None) -> None:
     """Serve until interrupted, on waitress with `limits.threads` threads and admission control."""
     import waitress
@@ -165,8 +168,10 @@ def serve(services: Services, host: str = "127.0.0.1", port: int = 8080, limits:
         # connections beyond this wait in the kernel's backlog; each costs a socket, not a thread
         connection_limit=max(100, 4 * limits.threads),
         channel_timeout=60,
-        # the JSON bodies are small: refuse big ones at the server too (the routes read at most 1 MB)
-        max_request_body_size=2_000_000,
+        # bodies up to this reach the routes, which refuse what is over their own limit with a JSON 413 (1 MB
+        # for questions; REGRAG_CHECK_MAX_BYTES, 20 MB by default, for POST /check); past it waitress answers
+        # 413 itself. Waitress spools large bodies to a temporary file, not memory
+        max_request_body_size=MAX_WIRE_BYTES,
         # past this waitress answers in plain text; below it the routes answer a long URL with a JSON 414
         max_request_header_size=256 * 1024,
         # poll(), not select(): select() fails past file descriptor 1024 ("filedescriptor out of range"), which

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from regrag.domain.errors import InvalidInput
 from regrag.domain.models import Filters
 from regrag.domain.requests import CandidateRef, QueryRequest
 from regrag.inputs import schemas
@@ -39,6 +40,16 @@ class FeedbackRequest:
 class ReconcileRequest:
     dry_run: bool = False
     max_republish: int = DEFAULT_MAX_REPUBLISH
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """/check: the document's text (or its uploaded file, by name and bytes) and the as-of day, when given."""
+
+    text: str | None = None
+    name: str | None = None
+    data: bytes | None = None
+    as_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +118,21 @@ def parse_reconcile_request(body: Any) -> ReconcileRequest:
     """POST {dry_run?, max_republish?} (Cloud Scheduler's body)."""
     body = _body(schemas.RECONCILE, body)
     return ReconcileRequest(body.get("dry_run", False), body.get("max_republish", DEFAULT_MAX_REPUBLISH))
+
+
+def parse_check_request(body: Any) -> CheckRequest:
+    """POST /check {text, as_of?}."""
+    body = _body(schemas.CHECK, body)
+    return CheckRequest(text=body["text"], as_of=body.get("as_of"))
+
+
+def parse_check_upload(name: str | None, data: bytes, as_of: str | None) -> CheckRequest:
+    """POST /check as multipart/form-data: `file` (its name and bytes) and `as_of`."""
+    if not name:
+        raise InvalidInput("file: send the document as the form field 'file', with its file name")
+    if as_of:
+        schemas.check(schemas.CHECK_AS_OF, as_of, "as_of")
+    return CheckRequest(name=name, data=data, as_of=as_of or None)
 
 
 def parse_eval_request(body: Any) -> EvalRequest:

@@ -183,6 +183,35 @@ EVAL: dict[str, Any] = {
     },
 }
 
+MAX_CHECK_TEXT_CHARS = 2_000_000  # the body limit (REGRAG_CHECK_MAX_BYTES) and REGRAG_CHECK_MAX_CHARS bound it first
+CHECK_AS_OF = {
+    **DATE,
+    "description": "the day citations are checked as of (default: the document's own date, else today)",
+}
+CHECK: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["text"],
+    "properties": {
+        "text": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_CHECK_TEXT_CHARS,
+            "description": "the document whose citations to check (a memo, an opinion, a filing), as plain text",
+        },
+        "as_of": CHECK_AS_OF,
+    },
+}
+# multipart/form-data: the uploaded document and, optionally, the as-of day
+CHECK_UPLOAD: dict[str, Any] = {
+    "type": "object",
+    "required": ["file"],
+    "properties": {
+        "file": {"type": "string", "format": "binary", "description": ".docx, .pdf (with a text layer), .md or .txt"},
+        "as_of": CHECK_AS_OF,
+    },
+}
+
 
 # --- validation ---------------------------------------------------------------------------------------------
 

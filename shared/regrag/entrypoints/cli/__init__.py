@@ -49,6 +49,19 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--show", type=int, default=5, help="candidates to list")
     ask.add_argument("--json", action="store_true")
 
+    chk = sub.add_parser(
+        "check",
+        help="check a document's citations against the law in force on its date (exit 1 when a problem is found)",
+    )
+    chk.add_argument("files", nargs="+", metavar="FILE", help=".docx, .pdf, .md or .txt (- reads standard input)")
+    chk.add_argument("--as-of", dest="as_of", help="check as of this day (default: the document's date, else today)")
+    chk.add_argument("--json", action="store_true", help="print the whole JSON answer")
+    chk.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="citations of laws the corpus does not hold (unknown_law) do not make the exit status 1",
+    )
+
     srv = sub.add_parser("serve", help="serve the API and the search page")
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8080)
@@ -65,8 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     fb_export = fb_sub.add_parser("export", help="write feedback as eval questions for a maintainer to grade")
     fb_export.add_argument("--out", help="JSON lines file (default: stdout)")
 
-    ev = sub.add_parser("eval", help="evaluate retrieval and answers on a question file")
-    ev.add_argument("questions")
+    ev = sub.add_parser(
+        "eval",
+        help="evaluate retrieval and answers on a question file, or the citation check on a folder of memos",
+    )
+    ev.add_argument("questions", help="a .jsonl question file, or a folder of memo-NN.md + memo-NN.json")
     ev.add_argument("--k", type=int, default=10)
     ev.add_argument(
         "--mode",
@@ -83,6 +99,7 @@ COMMANDS: dict[str, Callable[[Services, argparse.Namespace], int]] = {
     "delete": cmd_delete,
     "ask": commands.cmd_ask,
     "serve": commands.cmd_serve,
+    "check": commands.cmd_check,
     "eval": commands.cmd_eval,
     "doctor": commands.cmd_doctor,
     "corpora": commands.cmd_corpora,

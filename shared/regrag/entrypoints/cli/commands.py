@@ -47,6 +47,39 @@ def cmd_ask(services: Services, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(services: Services, args: argparse.Namespace) -> int:
+    """Check each file; exit 0 when every citation of every file is ok, 1 when one has a problem (or cannot be
+    verified, unless --allow-unknown), 2 when a file cannot be read or checked (the others are still checked).
+    With several files, --json prints one JSON object per line, each with its `file`."""
+    from regrag.check.report import exit_code, format_report
+    from regrag.inputs import parse as requests
+
+    worst = 0
+    for i, file in enumerate(args.files):
+        if file == "-":
+            data, name = sys.stdin.buffer.read(), "stdin.txt"
+        else:
+            try:
+                data, name = Path(file).read_bytes(), Path(file).name
+            except OSError as exc:
+                print(f"regrag check: {file}: {exc.strerror or exc}", file=sys.stderr)
+                worst = 2
+                continue
+        status, report = call(endpoints.check_upload, services, requests.parse_check_upload(name, data, args.as_of))
+        if status != 200:
+            print(f"regrag check: {report['error']['message']}", file=sys.stderr)
+            worst = 2
+            continue
+        if args.json and len(args.files) > 1:
+            print(json.dumps({"file": file, **report}, ensure_ascii=False))
+        elif args.json:
+            print(json.dumps(report, ensure_ascii=False, indent=1))
+        else:
+            print(("\n" if i else "") + format_report(report, name))
+        worst = max(worst, exit_code(report, allow_unknown=args.allow_unknown))
+    return worst
+
+
 def cmd_serve(services: Services, args: argparse.Namespace) -> int:
     from regrag.api.server import Limits, serve, warm_up
 
@@ -68,6 +101,8 @@ def cmd_serve(services: Services, args: argparse.Namespace) -> int:
 def cmd_eval(services: Services, args: argparse.Namespace) -> int:
     from regrag.ops.evaluation import evaluate, format_table, load_questions
 
+    if Path(args.questions).is_dir():
+        return _eval_memos(services, args)
     questions = load_questions(args.questions)
     report = evaluate(services, questions, k=args.k, mode=args.mode)
     table = format_table(report)
@@ -77,6 +112,20 @@ def cmd_eval(services: Services, args: argparse.Namespace) -> int:
         out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
         out.with_suffix(".md").write_text(table + "\n", encoding="utf-8")
         print(f"report: {out} and {out.with_suffix('.md')}", file=sys.stderr)
+    return 0
+
+
+def _eval_memos(services: Services, args: argparse.Namespace) -> int:
+    """`regrag eval FOLDER`: the citation check on memos with their answer keys (like citecheck-dev/)."""
+    from regrag.ops.citecheck import evaluate_memos, format_memo_table
+
+    report = evaluate_memos(services.store, args.questions, services.lexical)
+    table = format_memo_table(report)
+    print(table)
+    if args.out:
+        out = Path(args.out)
+        out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+        out.with_suffix(".md").write_text(table + "\n", encoding="utf-8")
     return 0
 
 
