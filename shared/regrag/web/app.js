@@ -509,6 +509,8 @@ function renderResults(data) {
   renderCorpusStatus(stats);
   renderEvidence(data.candidates || [], data.abstained);
   $('#details').hidden = false;
+  // Other scripts of the page (check.js, watch.js …) add their controls to what was just drawn.
+  document.dispatchEvent(new CustomEvent('regrag:answer', { detail: { data, box: $('#answer') } }));
 }
 
 /** How the answer was found: the ordering used, the time taken, quotes that failed the verbatim check. */
@@ -932,6 +934,7 @@ function renderArticle(doc, versions, want) {
   fill($('#article-body'), describeMeta(meta, doc.doc_id, doc.provenance, doc.pages),
     linkList(doc.links, want.article), versionList(versions, doc.doc_id, want.article), body);
   $('#article-body').removeAttribute('aria-busy');
+  document.dispatchEvent(new CustomEvent('regrag:document', { detail: { doc, versions, want, box: $('#article-body') } }));
   if (first) showInPanel(document.getElementById(`art-${first.id}`));
   else $('#article-panel').scrollTo({ top: 0 });
 }
