@@ -28,10 +28,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from _common import DEFAULT_EVAL, ROOT
-from regrag.api import endpoints
-from regrag.api.routes import call
 from regrag.config import Settings
+from regrag.domain.errors import RegragError
+from regrag.inputs.parse import parse_query_request
+from regrag.ops.answer_keys import holds_key
 from regrag.ops.evaluation import load_questions
+from regrag.query.answer import answer_question
 from regrag.query.judge import AbstentionRule, RelevanceFloor, Signals
 from regrag.wiring import build_services
 
@@ -60,21 +62,28 @@ def features(args: argparse.Namespace) -> None:
             name = Path(path).stem
             for q in load_questions(path):
                 body = {"question": q["question"], "filters": q.get("filters") or {}, "top_k": 20}
-                status, resp = call(endpoints.query, services, body)
-                if status != 200:
-                    print(f"{q.get('id')}: HTTP {status} {resp}", file=sys.stderr)
+                try:  # the read path itself: a benchmark's questions are not users' questions (no query log)
+                    resp = answer_question(parse_query_request(body), services.read_path)
+                except RegragError as exc:
+                    print(f"{q.get('id')}: {exc}", file=sys.stderr)
                     continue
-                gold = {(r["doc_id"], r["article"]) for r in q.get("relevant") or [] if int(r.get("grade", 1)) > 0}
-                first = resp["bullets"][0]["citation"] if resp["bullets"] else None
+                relevant = q.get("relevant") or [{**g, "grade": 3} for g in q.get("gold") or []]
+                gold = {(r["doc_id"], r["article"]) for r in relevant if int(r.get("grade", 1)) > 0}
+                first = resp["bullets"][0] if resp["bullets"] else None
+                cited = (first["citation"]["doc_id"], first["citation"]["article"]) if first else None
                 row = {
                     "set": name,
                     "id": q.get("id"),
                     "kind": q.get("kind") or q.get("type"),
                     "answerable": q.get("answerable", True),
-                    "first_quote_gold": bool(first and (first["doc_id"], first["article"]) in gold),
+                    "first_quote_gold": cited in gold,
                     "signals": resp["confidence"]["inputs"].get("signals"),
                     "overall": resp["confidence"]["overall"],
+                    "level": resp["confidence"]["level"],
+                    "inputs": {k: v for k, v in resp["confidence"]["inputs"].items() if k != "signals"},
                 }
+                if q.get("answer_keys"):
+                    row["first_quote_key"] = bool(first and holds_key(first["span"], q["answer_keys"]))
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
     print(f"wrote {args.out}")
 

@@ -35,11 +35,19 @@ MAX_LIST_CHARS = 400
 MAX_ARTICLE_CHARS = 30_000  # how far back an article's label is looked for (the longest article: ~12 k characters)
 
 
+ORDER_RETRIEVAL = "retrieval"
+ORDER_ASKED = "asked"
+
+
 @dataclass(frozen=True)
 class QuoteConfig:
     top_n: int  # the candidates quoted from
     max_bullets: int
     quote_floor: float  # a candidate whose coverage is below it is never quoted
+    # the order of the quotes: `retrieval` (the candidates' order), or `asked`: quotes that hold what the question
+    # asks for (the figure in its unit, the penalty, the authority …) before those that do not, each group in
+    # the candidates' order (REGRAG_QUOTE_ORDER)
+    order: str = ORDER_RETRIEVAL
 
 
 @dataclass(frozen=True)
@@ -78,12 +86,9 @@ def quote(
     """Up to `max_bullets` verbatim quotes, one per candidate, from the first `top_n` that clear the quote floor."""
     quotable = [c for c in ranked[: config.top_n] if c.features.coverage >= config.quote_floor]
     texts: dict[str, str | None] = {}
-    bullets: list[Bullet] = []
-    fits: list[Fit] = []
+    found: list[tuple[Bullet, Fit]] = []
     dropped = foreign = 0
     for cand in quotable:
-        if len(bullets) >= config.max_bullets:
-            break
         doc_id = cand.chunk.doc_id
         if doc_id not in texts:
             texts[doc_id] = source_text(doc_id)
@@ -106,9 +111,17 @@ def quote(
             dropped += 1
             _log_dropped(cand)
             continue
-        bullets.append(bullet)
-        fits.append(choice.fit)
-    return Quotes(tuple(bullets), dropped, foreign, tuple(fits))
+        found.append((bullet, choice.fit))
+    if config.order == ORDER_ASKED and _asks_something(q):
+        found.sort(key=lambda pair: not pair[1].asked)  # stable: each group keeps the candidates' order
+    kept = found[: config.max_bullets]
+    return Quotes(tuple(b for b, _ in kept), dropped, foreign, tuple(f for _, f in kept))
+
+
+def _asks_something(q: Question) -> bool:
+    """The question asks for something a quote can be seen to hold or not: a figure, a figure it states, a kind
+    of provision."""
+    return q.asks_figure or bool(q.stated_figures) or bool(q.forms)
 
 
 def _log_dropped(cand: Candidate) -> None:

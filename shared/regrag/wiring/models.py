@@ -109,7 +109,10 @@ def query_options_from(settings: Settings) -> QueryOptions:
         rerank_enabled=settings.rerank,
         rerank_top_n=settings.rerank_top_n,
         quote=QuoteConfig(
-            top_n=settings.compose_top_n, max_bullets=settings.max_bullets, quote_floor=settings.quote_floor
+            top_n=settings.compose_top_n,
+            max_bullets=settings.max_bullets,
+            quote_floor=settings.quote_floor,
+            order=settings.quote_order,
         ),
         judge=JudgeConfig(
             floor=RelevanceFloor(
