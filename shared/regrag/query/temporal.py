@@ -20,16 +20,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from regrag.domain.models import DocumentMeta, Filters
-from regrag.text.dates import parse_date_parts
+from regrag.text.numerals import MONTH_OR_DAY, YEAR, parse_date_parts
 
 SOURCE_FILTER = "filter"
 SOURCE_QUESTION = "question"
 SOURCE_REVISION = "revision"
 SOURCE_TODAY = "today"
 
-_NUM = r"[0-9０-９〇○零一二三四五六七八九十]"
+# a year, a month of it or a day of that (numerals.DATE with month and day optional, and 号 for 日)
 _DATE_RE = re.compile(
-    rf"(?P<y>{_NUM}{{4}})\s*年(?:\s*(?P<m>{_NUM}{{1,2}})\s*月(?:\s*(?P<d>{_NUM}{{1,3}})\s*[日号])?)?"
+    rf"(?P<y>{YEAR})\s*年(?:\s*(?P<m>{MONTH_OR_DAY})\s*月(?:\s*(?P<d>{MONTH_OR_DAY})\s*[日号])?)?"
     r"(?P<part>底|末|初|年底|年末|年初|上半年|下半年)?"
 )
 # what may follow a date that names a moment of the question, not a version of a text
@@ -39,7 +39,7 @@ _MOMENT_AFTER = re.compile(
 _MOMENT_BEFORE = re.compile(r"(?:在|于|截至|截止|到|早在|当年|那年|回到)\s*$")
 # a date that names a version or an event of a text: "2019年修订的", "自2020年1月1日起施行"
 _VERSION_AFTER = re.compile(
-    r"^(?:\d{1,2}月\d{1,2}日)?\s*(?:修订|修正|修改|颁布|公布|发布|施行|实施|通过|制定|出台|版|起)"
+    rf"^(?:(?:{MONTH_OR_DAY})月(?:{MONTH_OR_DAY})日)?\s*(?:修订|修正|修改|颁布|公布|发布|施行|实施|通过|制定|出台|版|起)"
 )
 _VERSION_BEFORE = re.compile(r"(?:自|从|于\S{0,4}起)\s*$")
 _BEFORE_WORDS = ("以前", "之前", "前")

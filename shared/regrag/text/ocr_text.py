@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from regrag.domain.ocr import Box, LineSpan, OcrLine, OcrPage, PageSpan
+from regrag.text.numerals import ARTICLE_LABEL, HEADING_LABEL, unnamed
 
 BAND = 0.12  # top and bottom bands (fractions of the page height) where headers, footers and folios live
 MIN_CONFIDENCE = 0.5  # lines read with less confidence are dropped (stamps, smudges, noise)
@@ -41,9 +42,8 @@ _FOLIO_RE = re.compile(
 )
 _BANNER_RE = re.compile(r"^[\u4e00-\u9fff（）()、]{2,40}(?:文件|公报|公告|通报|简报|便函|函)$")
 _DOC_NUMBER_RE = re.compile(r"^[\u4e00-\u9fff]{1,15}\s*[〔\[［(（【]\s*\d{4}\s*[〕\]］)）】]\s*第?\s*\d{1,5}\s*号$")
-_LABEL_RE = re.compile(
-    r"^(第[零〇一二三四五六七八九十百千两0-9]+(?:条(?:之[一二三四五六七八九十]+)?|章|节|编|分编))(?=[^\s，。；、：,.;:）)])"
-)
+# an article or heading label that OCR glued to the words after it
+_LABEL_RE = re.compile(rf"^(?:{unnamed(ARTICLE_LABEL)}|{unnamed(HEADING_LABEL)})(?=[^\s，。；、：,.;:）)])")
 _HEADING_MAX_CHARS = 30
 _CJK = "\u3400-\u9fff"
 _EDGE_NOISE_RE = re.compile(r"^[.·•'`,，]+|[.·•'`]+$")
@@ -233,8 +233,8 @@ def restore_label_space(paragraph: str) -> str:
     m = _LABEL_RE.match(paragraph)
     if not m:
         return paragraph
-    label = m.group(1)
-    if not label.endswith("条") and (
+    label = m.group(0)
+    if "条" not in label and (  # an article (第二十条之一 too) always; a heading only when it is short
         len(paragraph) > _HEADING_MAX_CHARS or any(ch in _SENTENCE_PUNCT for ch in paragraph)
     ):
         return paragraph  # "第一章规定的……" is a sentence, not a heading

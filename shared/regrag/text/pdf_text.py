@@ -9,16 +9,18 @@ from dataclasses import replace
 
 from regrag.text import scans
 from regrag.text.images import OcrLimits, ScanError
+from regrag.text.numerals import HEADING_KINDS, HEADING_LABEL, LABEL_DIGITS, LABEL_NUMBER, unnamed
 from regrag.text.ocr_text import PlacedLine, assemble
 from regrag.text.parsed import ParsedText, UnreadableDocument
 from regrag.text.scans import OcrFunction
 
 _PAGE_NUMBER_RE = re.compile(r"^\s*(?:[—–\-－]+\s*\d+\s*[—–\-－]+|第\s*\d+\s*页(?:\s*[/共]\s*\d+\s*页?)?|\d+)\s*$")
+# an article or heading label, or an item marker （一） / 一、 (not 1. : a wrapped line may start with a decimal)
 _PARAGRAPH_START_RE = re.compile(
-    r"^\s*(?:第[零〇一二三四五六七八九十百千0-9]+[条章节编]|[（(][一二三四五六七八九十0-9]+[）)]|[一二三四五六七八九十]+、)"
+    rf"^\s*(?:第(?:{LABEL_NUMBER})(?:条|{HEADING_KINDS})|[（(][{LABEL_DIGITS}0-9]+[）)]|[{LABEL_DIGITS}]+、)"
 )
 _ENDS_SENTENCE = tuple("。！？；：:;!?")
-_HEADING_LINE_RE = re.compile(r"^\s*(?:第[零〇一二三四五六七八九十百千0-9]+[章节编](?:\s|$)|(?:总则|分则|附则)\s*$)")
+_HEADING_LINE_RE = re.compile(rf"^\s*(?:{unnamed(HEADING_LABEL)}(?:\s|$)|(?:总则|分则|附则)\s*$)")
 
 
 def parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimits) -> ParsedText:
