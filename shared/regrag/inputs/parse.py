@@ -54,12 +54,6 @@ def _body(schema: dict[str, Any], body: Any) -> dict[str, Any]:
     return body  # type: ignore[no-any-return]
 
 
-def parse_question(body: Any) -> str:
-    question = body.get("question") if isinstance(body, dict) else None
-    schemas.check(schemas.QUESTION, question if question is not None else "", "question")
-    return str(question).strip()
-
-
 def parse_query_request(body: Any) -> QueryRequest:
     """POST /query {question, filters?, corpora?, corpus_timeout_s?, corpus_weights?, top_k?, context?}."""
     body = _body(schemas.QUERY, body)

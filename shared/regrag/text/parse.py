@@ -15,14 +15,14 @@ import zipfile
 from regrag.text import images
 from regrag.text.docx_text import parse_docx
 from regrag.text.html_text import looks_like_html, parse_html
-from regrag.text.images import OcrLimits
+from regrag.text.images import IMAGE_FORMATS, OcrLimits
 from regrag.text.parsed import ParsedText, UnreadableDocument
 from regrag.text.pdf_text import parse_image, parse_pdf
 from regrag.text.scans import OcrFunction
 
 __all__ = ["FORMATS", "ParsedText", "UnreadableDocument", "decode_text", "detect_format", "parse_document"]
 
-FORMATS = ("md", "txt", "html", "pdf", "docx", "png", "jpeg", "tiff")
+FORMATS = ("md", "txt", "html", "pdf", "docx", *IMAGE_FORMATS)
 _EXTENSIONS = {
     "md": "md",
     "markdown": "md",
@@ -38,7 +38,7 @@ _EXTENSIONS = {
     "tif": "tiff",
     "tiff": "tiff",
 }
-_BINARY = ("pdf", "docx", "png", "jpeg", "tiff")
+_BINARY = ("pdf", "docx", *IMAGE_FORMATS)
 
 
 def detect_format(name: str, data: bytes) -> str:
@@ -125,7 +125,7 @@ def parse_document(
         parsed = parse_pdf(name, data, ocr, limits)
     elif fmt == "docx":
         parsed = parse_docx(name, data)
-    elif fmt in ("png", "jpeg", "tiff"):
+    elif fmt in IMAGE_FORMATS:
         parsed = parse_image(name, data, fmt, ocr, limits)
     else:
         text, encoding = decode_text(name, data)

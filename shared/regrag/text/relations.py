@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from regrag.text.dates import find_dates
+from regrag.text.numerals import find_dates
 
 REPEALS = "repeals"
 IMPLEMENTS = "implements"
@@ -99,8 +99,3 @@ def find_parents(text: str, title: str | None = None, first_chars: int = 600) ->
             seen.add(title_key(ref.title))
             unique.append(ref)
     return unique
-
-
-def match_title(title: str, known: dict[str, list[str]]) -> list[str]:
-    """The ids `known` (title key → ids) holds under `title`'s key; [] when none (ambiguity returns all)."""
-    return list(known.get(title_key(title), []))
