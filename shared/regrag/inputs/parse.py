@@ -41,12 +41,17 @@ class ReconcileRequest:
     max_republish: int = DEFAULT_MAX_REPUBLISH
 
 
+# the evaluation's cut-off: Recall@10 and hit@10 beside nDCG@10, the metric conventions of the question sets
+# (shared/eval/README.md)
+EVAL_K = 10
+
+
 @dataclass(frozen=True)
 class EvalRequest:
     """/admin/eval: a question file in the reports bucket and the cut-off k."""
 
     questions: str
-    k: int = 10
+    k: int = EVAL_K
 
 
 def _body(schema: dict[str, Any], body: Any) -> dict[str, Any]:
@@ -106,4 +111,4 @@ def parse_reconcile_request(body: Any) -> ReconcileRequest:
 def parse_eval_request(body: Any) -> EvalRequest:
     """POST /admin/eval {questions: "<object>.jsonl", k?}."""
     body = _body(schemas.EVAL, body)
-    return EvalRequest(body["questions"], body.get("k", 10))
+    return EvalRequest(body["questions"], body.get("k", EVAL_K))

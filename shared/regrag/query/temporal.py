@@ -43,6 +43,12 @@ _VERSION_AFTER = re.compile(
 )
 _VERSION_BEFORE = re.compile(r"(?:自|从|于\S{0,4}起)\s*$")
 _BEFORE_WORDS = ("以前", "之前", "前")
+# the People's Republic's first day: no text of the corpus is older, so an earlier date in a question is no as-of
+# date (清朝, 民国 history) but words about something else
+EARLIEST = dt.date(1949, 10, 1)
+# a title without its 中华人民共和国 prefix names the act only when it is at least this long (电力法, 公司法: the
+# shortest laws' names); shorter remainders would match ordinary words
+MIN_SHORT_TITLE = 3
 _REVISION_RE = re.compile(r"修订前|修改前|修正前|旧版|原来的?规定|老版本?")
 
 
@@ -107,7 +113,7 @@ def as_of_from_question(question: str, today: dt.date | None = None) -> AsOf | N
             first = dt.date(year, month or 1, day_of_month or 1)
             day, rule = first - dt.timedelta(days=1), "the day before the period named"
             words += next(w for w in _BEFORE_WORDS if after.startswith(w))
-        if not dt.date(1949, 10, 1) <= day <= today:
+        if not EARLIEST <= day <= today:
             continue
         return AsOf(day.isoformat(), SOURCE_QUESTION, words, rule)
     return None
@@ -131,7 +137,7 @@ def before_revision(question: str, documents: Sequence[DocumentMeta]) -> AsOf | 
 def _names(question: str, title: str) -> bool:
     """Whether the question names the act: its title, or its title without 中华人民共和国."""
     short = title.removeprefix("中华人民共和国")
-    return title in question or (len(short) >= 3 and short in question)
+    return title in question or (len(short) >= MIN_SHORT_TITLE and short in question)
 
 
 def resolve_as_of(

@@ -20,6 +20,13 @@ _PARAGRAPH_START_RE = re.compile(
     rf"^\s*(?:第(?:{LABEL_NUMBER})(?:条|{HEADING_KINDS})|[（(][{LABEL_DIGITS}0-9]+[）)]|[{LABEL_DIGITS}]+、)"
 )
 _ENDS_SENTENCE = tuple("。！？；：:;!?")
+# the first line is the title when it is no longer than this: the corpus's longest title has 34 characters, a
+# first line of body text runs to the margin (28 characters a line in GB/T 9704, more in small type) and on
+TITLE_MAX_CHARS = 80
+# typeset with first-line indents when over a fifth of the text-layer lines start indented (every paragraph's
+# first line, among two to four lines a paragraph); a line ran to the margin when it is 85 % of the widest
+INDENTED_SHARE = 0.2
+FULL_LINE = 0.85
 _HEADING_LINE_RE = re.compile(rf"^\s*(?:{unnamed(HEADING_LABEL)}(?:\s|$)|(?:总则|分则|附则)\s*$)")
 
 
@@ -48,7 +55,7 @@ def parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimits
     placed = _place_lines(kept, ocr_lines)
     text, spans = assemble(placed, range(1, len(kept) + 1), {index + 1 for index in ocr_lines})
     first = text.split("\n", 1)[0]
-    title = first if first and len(first) <= 80 else None
+    title = first if first and len(first) <= TITLE_MAX_CHARS else None
     return ParsedText(text, "pdf", "binary", title, spans, engine)
 
 
@@ -75,8 +82,8 @@ def _place_lines(kept: list[list[str]], ocr_lines: dict[int, list[PlacedLine]]) 
         for ln in lines:
             stripped = ln.strip()
             ends = previous.endswith(_ENDS_SENTENCE)
-            wrapped = len(previous) >= 0.85 * full_width and not ends  # the line before ran to the margin
-            if indented > 0.2:
+            wrapped = len(previous) >= FULL_LINE * full_width and not ends  # the line before ran to the margin
+            if indented > INDENTED_SHARE:
                 # Typeset with a first-line indent: an indented line starts a paragraph unless the line before
                 # ran to the right margin (centred title and header lines are indented too).
                 new = ln[:1].isspace() and (not wrapped or bool(_PARAGRAPH_START_RE.match(ln)))
@@ -100,5 +107,5 @@ def parse_image(name: str, data: bytes, fmt: str, ocr: OcrFunction | None, limit
     placed = _place_lines([[] for _ in range(count)], placed_by_page)
     text, spans = assemble(placed, range(1, count + 1), set(range(1, count + 1)))
     first = text.split("\n", 1)[0]
-    title = first if first and len(first) <= 80 else None
+    title = first if first and len(first) <= TITLE_MAX_CHARS else None
     return ParsedText(text, fmt, "binary", title, spans, engine)

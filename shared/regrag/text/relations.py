@@ -77,7 +77,12 @@ def find_repeals(text: str) -> list[TitleRef]:
     return out
 
 
-def find_parents(text: str, title: str | None = None, first_chars: int = 600) -> list[TitleRef]:
+# the legal basis (根据《…》，制定本条例) is stated in 第一条, where the caller starts the text: 600 characters hold
+# 99.7 % of the corpus's 26,545 articles whole (median 108)
+BASIS_CHARS = 600
+
+
+def find_parents(text: str, title: str | None = None, first_chars: int = BASIS_CHARS) -> list[TitleRef]:
     """The acts the text implements: a legal-basis clause near its start (第一条), or its own title
     (《X法》实施细则, 广东省实施《X法》办法)."""
     out: list[TitleRef] = []
