@@ -32,7 +32,7 @@ from regrag.check.titles import TitleIndex
 from regrag.config import Settings
 from regrag.domain.models import DocumentMeta
 from regrag.ops.citecheck import evaluate_memos, format_memo_table
-from regrag.text.legal import chinese_to_int
+from regrag.text.numerals import parse_numeral
 from regrag.text.relations import title_key
 from regrag.views.version_diff import Article, articles_of
 from regrag.wiring import build_services
@@ -137,7 +137,7 @@ def synthetic_memo(store: Any, n: int, seed: int = 7) -> tuple[str, list[tuple[s
         short = title.removeprefix("中华人民共和国")
         written = rng.choice([f"《{title}》", f"《{short}》"]) if short != title else f"《{title}》"
         if kind == "article_missing":
-            last = max(chinese_to_int(a.label[1 : a.label.index("条")]) for a in articles)  # 民法典: global numbers
+            last = max(parse_numeral(a.label[1 : a.label.index("条")]) for a in articles)  # 民法典: global numbers
             ref = f"{written}第{_cn(last + rng.randint(3, 40))}条"
             lines.append(f"依{ref}处理。")
             planted.append((ref, "article_missing"))

@@ -330,7 +330,7 @@ class Settings:
         return cls(**values)
 
     def redacted(self) -> dict[str, Any]:
-        """Settings for logs and /admin: secrets replaced by whether they are set."""
+        """Settings for evaluation reports (ops/evaluation.py context): secrets replaced by whether they are set."""
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)

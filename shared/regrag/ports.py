@@ -107,8 +107,6 @@ class PutResult:
 class ChunkStore(Protocol):
     """Documents (metadata and stored text) and their chunks, by id; the source of every quote."""
 
-    def document_generation(self, doc_id: str) -> int | None: ...
-
     def put_part(self, meta: DocumentMeta, text: str, chunks: Sequence[Chunk], part: int, parts: int) -> PutResult:
         """Store a document version's metadata, text and one part of its chunks (idempotent).
 

@@ -36,7 +36,9 @@ def fake():
 
 def make_reranker(fake, *, model=MODEL, timeout_s=2.0, cache_size=0, params=None, **options):
     generator = GeminiGenerator(model, api_key=KEY, base_url=fake.base_url, timeout_s=timeout_s, params=params)
-    return LlmReranker(generator, model, load_prompt("rerank_v1"), timeout_s, cache_size, **options)
+    return LlmReranker(
+        generator, model, load_prompt("rerank_v1"), timeout_s=timeout_s, cache_size=cache_size, **options
+    )
 
 
 def candidate(i, text=None, title="电力供应与使用条例", article=None):
@@ -209,12 +211,12 @@ def test_vertex_mode_posts_to_the_publisher_model_with_the_service_account_token
 
 def test_the_gemini_api_needs_a_key():
     with pytest.raises(ValueError, match="API key"):
-        GeminiGenerator(MODEL, api_key=None)
+        GeminiGenerator(MODEL, api_key=None, timeout_s=2.0)
 
 
 def test_a_rejected_key_is_a_permanent_client_error(fake):
     fake.push(Reply.error(400, "API key not valid. Please pass a valid API key."))
-    generator = GeminiGenerator(MODEL, api_key="wrong", base_url=fake.base_url)
+    generator = GeminiGenerator(MODEL, api_key="wrong", base_url=fake.base_url, timeout_s=2.0)
     with pytest.raises(GenerationRejected) as err:
         generator.generate_json("p", {"type": "array"})
     assert err.value.reason == "client_error" and err.value.details == {
@@ -371,7 +373,9 @@ def test_a_bug_in_the_pipeline_still_returns_the_retrieval_order(fake):
     # Anything the fake answers is a service failure with a typed error; the catch-all is for our own bugs. An
     # invalid setting (max_output_tokens=inf) makes the real SDK's config validation raise before any request.
     reranker = make_reranker(fake)
-    reranker.generator = GeminiGenerator(MODEL, api_key=KEY, base_url=fake.base_url, max_output_tokens=math.inf)
+    reranker.generator = GeminiGenerator(
+        MODEL, api_key=KEY, base_url=fake.base_url, timeout_s=2.0, max_output_tokens=math.inf
+    )
     ranked, status = reranker.rerank(QUESTION, candidates(6), 5)
     assert status == "fallback:error" and ids(ranked) == ids(candidates(6)) and fake.requests == []
 

@@ -284,7 +284,6 @@ class IndexContract:
         newer = replace(meta, generation=6)
         self.put(ports, newer, [make_chunk(newer, 1), make_chunk(newer, 2)], [1, 2])
         assert store.obsolete_chunk_ids("doc-a") == ["doc-a-c3"]
-        assert store.document_generation("doc-a") == 6
 
     def test_delete_document_and_chunks(self, ports):
         store, vectors, lexical, dim = ports

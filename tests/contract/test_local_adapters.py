@@ -177,6 +177,6 @@ class TestExtractiveGenerator(GeneratorContract):
         from regrag.query.aids.hyde import RESPONSE_SCHEMA, Hyde
 
         hits = ["第三十条 因供电设施计划检修需要停电的，供电企业应当提前7日通知用户或者进行公告。"]
-        hyde = Hyde(ExtractiveGenerator(lambda q: hits), "m", load_prompt("hyde_v1"), embedder=None)
+        hyde = Hyde(ExtractiveGenerator(lambda q: hits), "m", load_prompt("hyde_v1"), None, timeout_s=3.0, cache_size=0)
         prompt = hyde.build_prompt("计划检修停电要提前几天通知？")
         return ExtractiveGenerator(lambda q: hits), (prompt, RESPONSE_SCHEMA, hyde.system), "没有数据块的提示"

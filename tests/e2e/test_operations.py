@@ -116,6 +116,9 @@ def test_scheduled_eval_writes_a_report_and_flags_a_regression(services, caplog)
     assert status == 200 and first["previous"] is None and not first["regression"]
     report = json.loads(services.blobs.read(first["report"]).data)
     assert report["context"]["index_version"] > 0 and "prompts" in report["context"]
+    # the configuration the figures came from, every tuning value included, and no secret
+    assert report["context"]["settings"]["bm25_k1"] == services.settings.bm25_k1
+    assert report["context"]["settings"]["admin_token"] == "<set>" and "s3cret-token" not in json.dumps(report)
     assert services.blobs.read(first["report"][:-5] + ".md").data.startswith(b"mode: full")
 
     # Pretend the previous run was far better: the new run is a regression and logs an ERROR line.

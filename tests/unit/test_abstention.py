@@ -12,7 +12,7 @@ from regrag.query.judge import AbstentionRule, RelevanceFloor, Signals, best_cov
 from regrag.query.question import analyse
 from regrag.query.quote import quote
 from regrag.query.retrieve import measured
-from regrag.text.figures import STATED_FIGURE, figure_in_asked_unit, figure_values
+from regrag.text.figures import STATED_FIGURE, asked_units, figure_in_units, figure_values
 
 from conftest import SAMPLE, compose_answer, read_path_options
 
@@ -77,7 +77,7 @@ def test_a_figure_in_another_unit_than_the_one_asked_does_not_answer(doc):
     ],
 )
 def test_the_unit_a_question_asks_in_must_be_a_quoted_figures_unit(question, spans, answered):
-    assert figure_in_asked_unit(question, spans) is answered
+    assert figure_in_units(asked_units(question), spans) is answered
 
 
 def test_a_place_without_documents_is_uncovered_unless_a_candidate_is_from_there(doc):

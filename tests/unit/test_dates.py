@@ -12,10 +12,8 @@ from regrag.text.dates import (
     BASIS_ON_PROMULGATION,
     BASIS_TEXT,
     entry_into_force,
-    find_dates,
-    parse_date_parts,
-    to_iso,
 )
+from regrag.text.numerals import find_dates, parse_date_parts, to_iso
 
 
 @pytest.mark.parametrize(
@@ -115,3 +113,10 @@ def test_the_header_may_state_the_entry_into_force() -> None:
 def test_a_text_that_states_nothing() -> None:
     found = entry_into_force("第八条 ……（文本不完整）", ["2016年9月23日 某市人民代表大会常务委员会通过"])
     assert (found.effective, found.promulgated, found.basis) == (None, "2016-09-23", BASIS_NONE)
+
+
+def test_a_count_of_days_in_any_numeral() -> None:
+    """一百八十日 is 180 days (the date parser's own numeral reader made it 10: it knew only 十)."""
+    header = ["2001年4月21日 中华人民共和国国务院令第302号公布"]
+    found = entry_into_force("第三十条 本办法自发布之日起一百八十日后施行。", header)
+    assert (found.effective, found.basis) == ("2001-10-18", BASIS_AFTER_PROMULGATION)

@@ -1,46 +1,9 @@
-import pytest
-
 from regrag.text.legal import (
     ARTICLE_RE,
     HEADING_RE,
     article_label,
-    chinese_to_int,
     find_cross_references,
-    int_to_chinese,
 )
-
-
-@pytest.mark.parametrize(
-    ("numeral", "value"),
-    [
-        ("一", 1),
-        ("十", 10),
-        ("十二", 12),
-        ("二十", 20),
-        ("一百零五", 105),
-        ("一百二十三", 123),
-        ("六百五十", 650),
-        ("一千二百六十", 1260),
-        ("两千", 2000),
-        ("12", 12),
-        ("１５", 15),
-        ("一万二千五百", 12500),  # figures, not labels: a question's 一万二千五百元
-        ("三万", 30000),
-    ],
-)
-def test_chinese_numerals(numeral, value):
-    assert chinese_to_int(numeral) == value
-
-
-def test_numerals_round_trip():
-    for n in range(1, 1300):
-        assert chinese_to_int(int_to_chinese(n)) == n
-    assert int_to_chinese(10) == "十" and int_to_chinese(110) == "一百一十" and int_to_chinese(105) == "一百零五"
-
-
-def test_bad_numeral():
-    with pytest.raises(ValueError):
-        chinese_to_int("第一")
 
 
 def test_article_labels():

@@ -32,11 +32,13 @@ class NoModel:
 
 
 def hyde_prompt(question):
-    return Hyde(NoModel(), "m", load_prompt("hyde_v1"), embedder=None).build_prompt(question)
+    return Hyde(NoModel(), "m", load_prompt("hyde_v1"), None, timeout_s=3.0, cache_size=0).build_prompt(question)
 
 
 def questions_prompt(c, count=3):
-    indexer = QuestionsIndexer(NoModel(), "m", load_prompt("questions_v1"), None, None, max_questions=count)
+    indexer = QuestionsIndexer(
+        NoModel(), "m", load_prompt("questions_v1"), None, None, timeout_s=10.0, max_questions=count
+    )
     return indexer.build_prompt(c)
 
 
@@ -74,7 +76,9 @@ def test_no_lexical_hit_is_an_empty_answer_that_hyde_turns_into_a_fallback():
         def embed_documents(self, texts):
             raise AssertionError("nothing to embed")
 
-    hyde = Hyde(ExtractiveGenerator(lambda q: []), "extractive", load_prompt("hyde_v1"), Embedder())
+    hyde = Hyde(
+        ExtractiveGenerator(lambda q: []), "extractive", load_prompt("hyde_v1"), Embedder(), timeout_s=3.0, cache_size=0
+    )
     result = hyde.expand("一个没有任何命中的问题")
     assert result.status == "fallback:empty" and result.vector is None
 

@@ -10,7 +10,8 @@ import pytest
 
 from regrag.adapters.gcp.generator import GeminiGenerator
 from regrag.prompts import Prompt, list_prompts, load_prompt
-from regrag.query.rerank import LlmReranker, prompt_json
+from regrag.prompts.prompted import prompt_json
+from regrag.query.rerank import LlmReranker
 from regrag.query.rerank_output import InvalidRerankOutput, parse_scores
 
 
@@ -38,9 +39,10 @@ def test_the_rerank_prompt_has_a_system_and_a_user_section_and_no_description_le
 
 def test_a_prompt_without_the_placeholders_is_refused_when_the_app_is_built():
     broken = Prompt("rerank", 99, "## system\n你是专家。\n## user\n问题：$question\n", "0" * 64)
-    generator = GeminiGenerator("gemini-2.5-flash", api_key="k", base_url="http://127.0.0.1:9")  # never called
+    # never called
+    generator = GeminiGenerator("gemini-2.5-flash", api_key="k", base_url="http://127.0.0.1:9", timeout_s=1.0)
     with pytest.raises(ValueError, match=r"\$candidates, \$count"):
-        LlmReranker(generator, "gemini-2.5-flash", broken)
+        LlmReranker(generator, "gemini-2.5-flash", broken, timeout_s=1.0, cache_size=0)
 
 
 def test_prompt_json_cannot_close_a_tag_and_stays_json():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -29,6 +30,15 @@ log = logs.get("server")
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 _CHEAP_THREADS = 4  # the page, assets, health and document views never wait behind questions
+# the estimate of one question's service time that Retry-After is computed from: an exponential average whose last
+# ≈ 5 questions count most, so a slow spell shows within seconds and one slow question does not
+SERVICE_TIME_WEIGHT = 0.2
+WAITRESS_CONNECTION_LIMIT = 100  # waitress's own default, kept as the floor
+# an idle or stalled client connection is closed after this; a question answers in well under a second
+# (bench/README.md query latency), so a minute only ever cuts off a client that stopped reading
+CHANNEL_TIMEOUT_S = 60
+# descriptors asked for: sockets up to the connection limit plus two per SQLite connection, with room to spare
+OPEN_FILES = 65536
 
 
 @dataclass(frozen=True)
@@ -111,7 +121,8 @@ class Admission:
         with self._cond:
             entered = self._entered.pop(threading.get_ident(), None)
             if entered is not None:
-                self.service_s = 0.8 * self.service_s + 0.2 * (time.perf_counter() - entered[0])
+                elapsed = time.perf_counter() - entered[0]
+                self.service_s = (1 - SERVICE_TIME_WEIGHT) * self.service_s + SERVICE_TIME_WEIGHT * elapsed
                 self._long_active -= entered[1]
             self._free += 1
             self._cond.notify_all()
@@ -125,7 +136,7 @@ def warm_up(services: Services) -> None:
     try:
         services.retriever.retrieve("供电企业停电通知", parse_filters({}), 5)
     except Exception as exc:  # noqa: BLE001 - an empty index or a slow backend must not keep the server down
-        logs.event(log, 30, "warm-up query failed; the first request will load the index", error=repr(exc))
+        logs.event(log, logging.WARNING, "warm-up query failed; the first request will load the index", error=repr(exc))
 
 
 def wsgi_app(services: Services, admission: Admission | None = None) -> WsgiApp:
@@ -159,15 +170,15 @@ def serve(services: Services, host: str = "127.0.0.1", port: int = 8080, limits:
     limits = limits or Limits()
     _raise_open_file_limit()
     app = wsgi_app(services, Admission(limits))
-    logs.event(log, 20, "serving", host=host, port=port, threads=limits.threads, max_active=limits.max_active)
+    logs.event(log, logging.INFO, "serving", host=host, port=port, threads=limits.threads, max_active=limits.max_active)
     waitress.serve(
         app,
         host=host,
         port=port,
         threads=limits.threads,
         # connections beyond this wait in the kernel's backlog; each costs a socket, not a thread
-        connection_limit=max(100, 4 * limits.threads),
-        channel_timeout=60,
+        connection_limit=max(WAITRESS_CONNECTION_LIMIT, 4 * limits.threads),
+        channel_timeout=CHANNEL_TIMEOUT_S,
         # bodies up to this reach the routes, which refuse what is over their own limit with a JSON 413 (1 MB
         # for questions; REGRAG_CHECK_MAX_BYTES, 20 MB by default, for POST /check); past it waitress answers
         # 413 itself. Waitress spools large bodies to a temporary file, not memory
@@ -188,7 +199,7 @@ def _raise_open_file_limit() -> None:
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    wanted = OPEN_FILES if hard == resource.RLIM_INFINITY else min(hard, OPEN_FILES)
     if soft != resource.RLIM_INFINITY and soft < wanted:
         with contextlib.suppress(ValueError, OSError):  # not allowed here: keep the soft limit
             resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))

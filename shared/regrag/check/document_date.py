@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from regrag.text.dates import DATE_PATTERN, to_iso
+from regrag.text.numerals import DATE as DATE_PATTERN
+from regrag.text.numerals import to_iso
 
 EDGE_LINES = 6  # non-empty lines at each end where a document's date stands
 _NUMERIC = r"(?P<y>[0-9]{4})\s*[-/.]\s*(?P<m>[0-9]{1,2})\s*[-/.]\s*(?P<d>[0-9]{1,2})"

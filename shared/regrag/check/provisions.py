@@ -19,7 +19,8 @@ from functools import cached_property
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel, Levenshtein
 
-from regrag.text.legal import ITEM_RE, chinese_to_int
+from regrag.text.legal import ITEM_RE
+from regrag.text.numerals import parse_numeral
 
 _ELLIPSIS_RE = re.compile(r"……|…|\.{3,}|。。。")
 _EDGE_PUNCTUATION = "。;,:、.!?！？\"'"  # after folding (，→, ；→; ：→:); 。 and 、 stay as they are
@@ -116,7 +117,7 @@ class Provision:
             if item and start is not None:
                 marker = re.sub(r"[（()）、.．\s]", "", item.group("label"))
                 with contextlib.suppress(ValueError):  # a marker that is no numeral: not a numbered item
-                    items.append((chinese_to_int(marker), line_start, line_end))
+                    items.append((parse_numeral(marker), line_start, line_end))
                 end = line_end
                 continue
             if start is not None and end is not None:
@@ -204,7 +205,7 @@ def _to_digits(m: re.Match[str]) -> str:
     if not any(unit in run for unit in "十百千万"):
         return run.translate(_CN_DIGIT)  # read digit by digit: 二〇二四
     try:
-        return str(chinese_to_int(run))
+        return str(parse_numeral(run))
     except ValueError:
         return run
 

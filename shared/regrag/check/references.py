@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass, replace
 
 from regrag.check.catalogue import TYPE_WORDS, title_type
-from regrag.text.legal import chinese_to_int
 from regrag.text.normalize import normalize
+from regrag.text.numerals import parse_numeral
 from regrag.text.relations import title_key
 
 _NUM = r"(?:[零〇一二三四五六七八九十百千两]+|[0-9]+)"
@@ -114,7 +114,7 @@ class _Mention:
 
 
 def _number(text: str) -> int:
-    return chinese_to_int(text.strip())
+    return parse_numeral(text.strip())
 
 
 def _spec(m: re.Match[str], base: ArticleRef | None = None) -> ArticleRef:

@@ -11,7 +11,5 @@ DOC_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 CORPUS_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 # the object prefix that assigns a document to a corpus
 CORPUS_PREFIX_RE = re.compile(r"^corpora/([a-z0-9][a-z0-9_-]{0,39})/")
-# metadata codes (province, asset, doc_class, regulation_level)
-CODE_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 # the id /query issues for every answer (uuid4().hex), which /feedback refers to
 QUERY_ID_RE = re.compile(r"^[0-9a-f]{32}$")

@@ -27,7 +27,8 @@ from regrag.domain.models import DEFAULT_CORPUS, IMPLEMENTS, REPEALS, DateExcept
 from regrag.inputs import schemas
 from regrag.ports import Blob
 from regrag.text.dates import BASIS_NONE, entry_into_force
-from regrag.text.legal import article_label, chinese_to_int, find_cross_references
+from regrag.text.legal import article_label, find_cross_references
+from regrag.text.numerals import HEADING_LABEL, parse_numeral, unnamed
 from regrag.text.relations import find_parents, find_repeals, title_key
 
 SIDECAR: dict[str, Any] = {
@@ -52,6 +53,7 @@ SIDECAR: dict[str, Any] = {
     },
 }
 FIELDS = tuple(k for k in SIDECAR["properties"] if k != "url")
+_HEADING_LABEL_RE = re.compile(unnamed(HEADING_LABEL))
 _LOWER = ("province", "asset", "doc_class", "regulation_level")
 
 
@@ -200,7 +202,7 @@ def articles_named(scope: str) -> tuple[str, ...]:
 
 def _number(label: str) -> int | None:
     inner = label.removeprefix("第").split("条")[0]
-    value = chinese_to_int(inner) if inner else None
+    value = parse_numeral(inner) if inner else None
     return value or None
 
 
@@ -210,7 +212,7 @@ def with_chapter_articles(
     """Exceptions whose scope names a 编/章/节 get that part's articles (`headings`: article label → heading path)."""
     out = []
     for exc in exceptions:
-        parts = re.findall(r"第[^，。；、\s]+?[编章节]", exc.scope)
+        parts = [m.group(0) for m in _HEADING_LABEL_RE.finditer(exc.scope)]
         if parts and not exc.articles:
             named = tuple(a for a, path in headings.items() if any(h.startswith(p) for h in path for p in parts))
             exc = DateException(exc.scope, named, exc.date, exc.clause)

@@ -67,7 +67,12 @@ def is_document_object(name: str) -> bool:
     return not (is_sidecar(name) or base in IGNORED_NAMES or base.startswith("."))
 
 
-def count_statistics(store: ChunkStore, max_workers: int = 8) -> tuple[int, dict[str, int], int, int]:
+# documents read at once by count_statistics: on GCP each is a few object reads that wait on the network, not on
+# this process (not measured; the run is a nightly job's, not a user's)
+STATISTICS_WORKERS = 8
+
+
+def count_statistics(store: ChunkStore, max_workers: int = STATISTICS_WORKERS) -> tuple[int, dict[str, int], int, int]:
     """(chunks, document frequency per token, body tokens, title tokens) over every stored chunk, with the
     pipeline's own tokenizer (the one both sides of the lexical index use). Documents are read concurrently:
     on GCP each is a few object reads."""

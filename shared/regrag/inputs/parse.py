@@ -42,6 +42,11 @@ class ReconcileRequest:
     max_republish: int = DEFAULT_MAX_REPUBLISH
 
 
+# the evaluation's cut-off: Recall@10 and hit@10 beside nDCG@10, the metric conventions of the question sets
+# (shared/eval/README.md)
+EVAL_K = 10
+
+
 @dataclass(frozen=True)
 class CheckRequest:
     """/check: the document's text (or its uploaded file, by name and bytes) and the as-of day, when given."""
@@ -57,18 +62,12 @@ class EvalRequest:
     """/admin/eval: a question file in the reports bucket and the cut-off k."""
 
     questions: str
-    k: int = 10
+    k: int = EVAL_K
 
 
 def _body(schema: dict[str, Any], body: Any) -> dict[str, Any]:
     schemas.check(schema, body)
     return body  # type: ignore[no-any-return]
-
-
-def parse_question(body: Any) -> str:
-    question = body.get("question") if isinstance(body, dict) else None
-    schemas.check(schemas.QUESTION, question if question is not None else "", "question")
-    return str(question).strip()
 
 
 def parse_query_request(body: Any) -> QueryRequest:
@@ -138,4 +137,4 @@ def parse_check_upload(name: str | None, data: bytes, as_of: str | None) -> Chec
 def parse_eval_request(body: Any) -> EvalRequest:
     """POST /admin/eval {questions: "<object>.jsonl", k?}."""
     body = _body(schemas.EVAL, body)
-    return EvalRequest(body["questions"], body.get("k", 10))
+    return EvalRequest(body["questions"], body.get("k", EVAL_K))

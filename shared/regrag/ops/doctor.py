@@ -114,7 +114,7 @@ def _gemini_checks(services: Services, today: date) -> list[Check]:
         reranker.generator,
         reranker.model_id,
         reranker.prompt,
-        reranker.timeout_s,
+        timeout_s=reranker.timeout_s,
         cache_size=0,
         max_candidates=reranker.max_candidates,
         text_chars=reranker.text_chars,

@@ -19,11 +19,13 @@ from typing import Any
 
 from regrag.domain.errors import RegragError
 from regrag.inputs.filters import parse_filters
-from regrag.inputs.parse import parse_query_request
+from regrag.inputs.parse import EVAL_K, parse_query_request
 from regrag.ops.admin import active_prompts
 from regrag.ops.answer_keys import calibration, key_metrics, key_row
 from regrag.query.answer import answer_question
 from regrag.services import Services
+
+NDCG_AT = 10  # nDCG@10, the metric the question sets are tuned and reported on (shared/eval/README.md)
 
 
 def load_questions(path: str | Path) -> list[dict[str, Any]]:
@@ -53,7 +55,7 @@ def dcg(gains: Sequence[float]) -> float:
 
 
 def score_ranking(
-    ranked: Sequence[tuple[str, str]], relevant: Sequence[dict[str, Any]], k: int = 10
+    ranked: Sequence[tuple[str, str]], relevant: Sequence[dict[str, Any]], k: int = EVAL_K
 ) -> dict[str, float]:
     """Recall@5, Recall@k, nDCG@10, MRR (within k) and hit@k for one question's unique-article ranking."""
     grades = {(r["doc_id"], r["article"]): int(r["grade"]) for r in relevant}
@@ -61,8 +63,8 @@ def score_ranking(
     out: dict[str, float] = {}
     for cut in sorted({5, k}):
         out[f"recall@{cut}"] = len(gold3 & set(ranked[:cut])) / len(gold3) if gold3 else float("nan")
-    gains = [2 ** grades.get(a, 0) - 1 for a in ranked[:10]]
-    ideal = sorted((2**g - 1 for g in grades.values()), reverse=True)[:10]
+    gains = [2 ** grades.get(a, 0) - 1 for a in ranked[:NDCG_AT]]
+    ideal = sorted((2**g - 1 for g in grades.values()), reverse=True)[:NDCG_AT]
     out["ndcg@10"] = dcg(gains) / dcg(ideal) if ideal and dcg(ideal) > 0 else float("nan")
     rr = 0.0
     for i, a in enumerate(ranked[:k], 1):
@@ -125,7 +127,11 @@ def _retrieval_only(services: Services, mode: str) -> Callable[[dict[str, Any]],
 
 
 def evaluate(
-    services: Services, questions: Sequence[dict[str, Any]], k: int = 10, top_k: int | None = None, mode: str = "full"
+    services: Services,
+    questions: Sequence[dict[str, Any]],
+    k: int = EVAL_K,
+    top_k: int | None = None,
+    mode: str = "full",
 ) -> dict[str, Any]:
     """Run every question through the query path (or one retrieval mode) and score it.
 
@@ -184,7 +190,8 @@ def evaluate(
 
 def context(services: Services) -> dict[str, Any]:
     """What a result depends on, written into every report so a figure can be reproduced: the index version, the
-    embedding model, the active prompts, and every step's settings (retrieval and scoring, quoting, judging)."""
+    embedding model, the active prompts, every step's settings (retrieval and scoring, quoting, judging), and the
+    whole configuration they were built from (secrets shown only as set or not)."""
     return {
         "index_version": services.store.stats().get("index_version"),
         "embedding_model": services.embedder.model_id,
@@ -193,6 +200,7 @@ def context(services: Services) -> dict[str, Any]:
         ),
         "retrieval": asdict(services.retriever.config),
         "read_path": services.query_options.to_dict(),
+        "settings": services.settings.redacted(),
     }
 
 

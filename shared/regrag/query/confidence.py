@@ -17,11 +17,19 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from regrag.domain.results import Candidate
+from regrag.query.rerank_output import MAX_SCORE
 
 HIGH = 0.65
 LOW = 0.5
 MARGIN_FULL = 0.3  # a first-to-fifth fused-score margin of 30 % counts as a clear winner
 DENSE_SPAN = 0.05  # cosine above the floor that counts as a full dense signal (e5 scale)
+# The fused scores compared are the first 12 (REGRAG_TOP_K's default, what a query returns), the margin is the
+# first's over the fifth's, and the legs agree when both rank the first candidate in their top 5: the shape the
+# levels were calibrated with on the dev set (module docstring); a leg that did not find it ranks it nowhere.
+SCORED = 12
+MARGIN_TO = 5
+AGREE_TOP = 5
+_UNRANKED = AGREE_TOP + 1
 CAUTION = "提示：检索置信度较低，以下引文可能并未直接回答该问题，请核对原文或调整问题。"
 
 
@@ -61,12 +69,12 @@ def assess(
     spans."""
     if not candidates:
         return Confidence.abstained()
-    fused = sorted((c.fused_score if c.fused_score is not None else c.score for c in candidates[:12]), reverse=True)
+    fused = sorted((c.fused_score if c.fused_score is not None else c.score for c in candidates[:SCORED]), reverse=True)
     top = candidates[0]
     first = top.fused_score if top.fused_score is not None else top.score
-    fifth = fused[min(4, len(fused) - 1)]
+    fifth = fused[min(MARGIN_TO - 1, len(fused) - 1)]
     margin = (first - fifth) / first if first > 0 else 0.0
-    agree = (top.dense_rank or 99) <= 5 and (top.lexical_rank or 99) <= 5
+    agree = (top.dense_rank or _UNRANKED) <= AGREE_TOP and (top.lexical_rank or _UNRANKED) <= AGREE_TOP
     retrieval = 0.5 * _clip(margin / MARGIN_FULL) + (0.5 if agree else 0.0)
     parts = [retrieval, span_coverage]
     dense_signal = None
@@ -75,7 +83,7 @@ def assess(
         parts.append(dense_signal)
     rerank = None
     if rerank_status == "ok" and top.rerank_score is not None:
-        rerank = _clip(top.rerank_score / 10.0)
+        rerank = _clip(top.rerank_score / MAX_SCORE)
         parts.append(rerank)
     overall = sum(parts) / len(parts)
     level = "high" if overall >= HIGH else "low" if overall < LOW else "medium"

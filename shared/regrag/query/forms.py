@@ -14,6 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from regrag.text.numerals import ARABIC, FIGURE_DIGITS
+from regrag.text.units import quantity_units
+
 
 @dataclass(frozen=True)
 class Form:
@@ -50,7 +53,7 @@ FORMS = (
     Form(
         "time_limit",
         re.compile(r"多久|几天|几日|期限|时限|多长时间|提前几|几个月|几年内"),
-        re.compile(r"[0-9一二三四五六七八九十]+个?(?:日|天|月|年|小时|工作日)|期限|日内|提前"),
+        re.compile(rf"(?:[{ARABIC}]+|[{FIGURE_DIGITS}]+)\s*(?:{quantity_units('time')})|期限|日内|提前"),
     ),
 )
 

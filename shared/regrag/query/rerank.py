@@ -19,7 +19,6 @@ cache are here; the Gemini client is in regrag.adapters.gcp.generator.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import time
 from collections.abc import Sequence
@@ -28,9 +27,10 @@ from typing import Any
 from regrag import logs
 from regrag.domain.generation import GenerationError
 from regrag.domain.results import Candidate
+from regrag.lru import LruCache
 from regrag.ports import Generator
 from regrag.prompts import Prompt
-from regrag.query.embedding_cache import LruCache
+from regrag.prompts.prompted import PromptedModel, prompt_json
 from regrag.query.rerank_output import (
     InvalidRerankOutput,
     Scores,
@@ -38,6 +38,12 @@ from regrag.query.rerank_output import (
     parse_scores,
     response_schema,
 )
+
+# What is sent, measured in infra/README.md "Rerank deadline": each candidate adds its text (cut to 300 characters)
+# to the prompt and ≈ 60 characters to the answer, which decoding pays for. The 12 candidates of REGRAG_TOP_K fit the
+# 6 s deadline; 20, the most a caller asking for up to 100 gets scored, need ≈ 9 s.
+MAX_CANDIDATES = 20
+TEXT_CHARS = 300
 
 STATUS_OK = "ok"
 STATUS_SKIPPED = "skipped"
@@ -66,13 +72,7 @@ def rerank_candidates(
     return list(reordered), status
 
 
-def prompt_json(value: Any) -> str:
-    """JSON for the prompt, with `<` and `>` escaped (still valid JSON) so no document text can write a tag
-    such as </candidates> that would end the data block it sits in."""
-    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
-
-
-def candidate_line(index: int, candidate: Candidate, text_chars: int = 300) -> str:
+def candidate_line(index: int, candidate: Candidate, text_chars: int = TEXT_CHARS) -> str:
     """One candidate as one JSON line: 1-based index, title, article label and the text cut to `text_chars`.
 
     JSON encoding is what keeps document text data: quotes and newlines in it are escaped, so a candidate
@@ -84,7 +84,7 @@ def candidate_line(index: int, candidate: Candidate, text_chars: int = 300) -> s
     )
 
 
-class LlmReranker:
+class LlmReranker(PromptedModel):
     """The `Reranker` port on a text model: one scored JSON answer per question, retrieval order on failure.
 
     Args:
@@ -92,9 +92,9 @@ class LlmReranker:
         model_id: the model's name, part of the cache key and the logs.
         prompt: a prompt with `## system` and `## user` sections; the user template takes $question,
             $count and $candidates.
-        timeout_s: the deadline passed to every model call.
-        cache_size: how many answers the in-memory LRU keeps (0: no cache). Only successful answers are
-            cached, so a failure is retried by the next identical request.
+        timeout_s: the deadline passed to every model call (REGRAG_RERANK_TIMEOUT_S).
+        cache_size: how many answers the in-memory LRU keeps (0: no cache; REGRAG_RERANK_CACHE_SIZE). Only
+            successful answers are cached, so a failure is retried by the next identical request.
         max_candidates: how many candidates are sent; the rest are appended unscored (bounds prompt size and
             latency when a caller asks for up to 100).
         text_chars: how much of each candidate's text is sent.
@@ -105,27 +105,23 @@ class LlmReranker:
         generator: Generator,
         model_id: str,
         prompt: Prompt,
-        timeout_s: float = 4.0,
-        cache_size: int = 256,
         *,
-        max_candidates: int = 20,
-        text_chars: int = 300,
+        timeout_s: float,
+        cache_size: int,
+        max_candidates: int = MAX_CANDIDATES,
+        text_chars: int = TEXT_CHARS,
     ) -> None:
-        self.generator = generator
-        self.model_id = model_id
-        self.prompt = prompt
-        self.timeout_s = timeout_s
+        super().__init__(
+            generator, model_id, prompt, placeholders={"question", "count", "candidates"}, timeout_s=timeout_s
+        )
         self.max_candidates = max_candidates
         self.text_chars = text_chars
-        self.system = prompt.section("system")
-        self._user = prompt.template("user", {"question", "count", "candidates"})
         # public: /healthz reports its hit/miss counters (wiring registers it in Services.caches)
         self.cache: LruCache[Scores] = LruCache(cache_size)
 
     def build_prompt(self, question: str, lines: Sequence[str]) -> str:
         """The user turn: the question and the candidate lines, both JSON-encoded, in the prompt's template."""
-        # substitute() does not rescan what it inserts, so a `$name` inside document text stays literal
-        return self._user.substitute(question=prompt_json(question), count=len(lines), candidates="\n".join(lines))
+        return self.user_turn(question=prompt_json(question), count=len(lines), candidates="\n".join(lines))
 
     def rerank(self, question: str, candidates: Sequence[Candidate], top_n: int) -> tuple[list[Candidate], str]:
         candidates = list(candidates)
@@ -142,12 +138,7 @@ class LlmReranker:
         cached = scores is not None
         if scores is None:
             try:
-                raw = self.generator.generate_json(
-                    self.build_prompt(question, lines),
-                    response_schema(len(sent)),
-                    system=self.system,
-                    timeout_s=self.timeout_s,
-                )
+                raw = self.ask(self.build_prompt(question, lines), response_schema(len(sent)))
                 scores = parse_scores(raw, len(sent))
             except GenerationError as exc:
                 return self._fallback(candidates, exc.reason, str(exc), exc.details, started)
@@ -185,9 +176,7 @@ class LlmReranker:
     ) -> dict[str, Any]:
         # never the question or document text: logs are not the place for what users ask
         return {
-            "model": self.model_id,
-            "prompt": self.prompt.key,
-            "prompt_sha256": self.prompt.sha256[:12],
+            **self.log_fields(),
             "candidates": len(candidates),
             "sent": len(sent),
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),

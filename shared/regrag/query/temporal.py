@@ -20,16 +20,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from regrag.domain.models import DocumentMeta, Filters
-from regrag.text.dates import parse_date_parts
+from regrag.text.numerals import MONTH_OR_DAY, YEAR, parse_date_parts
 
 SOURCE_FILTER = "filter"
 SOURCE_QUESTION = "question"
 SOURCE_REVISION = "revision"
 SOURCE_TODAY = "today"
 
-_NUM = r"[0-9０-９〇○零一二三四五六七八九十]"
+# a year, a month of it or a day of that (numerals.DATE with month and day optional, and 号 for 日)
 _DATE_RE = re.compile(
-    rf"(?P<y>{_NUM}{{4}})\s*年(?:\s*(?P<m>{_NUM}{{1,2}})\s*月(?:\s*(?P<d>{_NUM}{{1,3}})\s*[日号])?)?"
+    rf"(?P<y>{YEAR})\s*年(?:\s*(?P<m>{MONTH_OR_DAY})\s*月(?:\s*(?P<d>{MONTH_OR_DAY})\s*[日号])?)?"
     r"(?P<part>底|末|初|年底|年末|年初|上半年|下半年)?"
 )
 # what may follow a date that names a moment of the question, not a version of a text
@@ -39,10 +39,16 @@ _MOMENT_AFTER = re.compile(
 _MOMENT_BEFORE = re.compile(r"(?:在|于|截至|截止|到|早在|当年|那年|回到)\s*$")
 # a date that names a version or an event of a text: "2019年修订的", "自2020年1月1日起施行"
 _VERSION_AFTER = re.compile(
-    r"^(?:\d{1,2}月\d{1,2}日)?\s*(?:修订|修正|修改|颁布|公布|发布|施行|实施|通过|制定|出台|版|起)"
+    rf"^(?:(?:{MONTH_OR_DAY})月(?:{MONTH_OR_DAY})日)?\s*(?:修订|修正|修改|颁布|公布|发布|施行|实施|通过|制定|出台|版|起)"
 )
 _VERSION_BEFORE = re.compile(r"(?:自|从|于\S{0,4}起)\s*$")
 _BEFORE_WORDS = ("以前", "之前", "前")
+# the People's Republic's first day: no text of the corpus is older, so an earlier date in a question is no as-of
+# date (清朝, 民国 history) but words about something else
+EARLIEST = dt.date(1949, 10, 1)
+# a title without its 中华人民共和国 prefix names the act only when it is at least this long (电力法, 公司法: the
+# shortest laws' names); shorter remainders would match ordinary words
+MIN_SHORT_TITLE = 3
 _REVISION_RE = re.compile(r"修订前|修改前|修正前|旧版|原来的?规定|老版本?")
 
 
@@ -107,7 +113,7 @@ def as_of_from_question(question: str, today: dt.date | None = None) -> AsOf | N
             first = dt.date(year, month or 1, day_of_month or 1)
             day, rule = first - dt.timedelta(days=1), "the day before the period named"
             words += next(w for w in _BEFORE_WORDS if after.startswith(w))
-        if not dt.date(1949, 10, 1) <= day <= today:
+        if not EARLIEST <= day <= today:
             continue
         return AsOf(day.isoformat(), SOURCE_QUESTION, words, rule)
     return None
@@ -131,7 +137,7 @@ def before_revision(question: str, documents: Sequence[DocumentMeta]) -> AsOf | 
 def _names(question: str, title: str) -> bool:
     """Whether the question names the act: its title, or its title without 中华人民共和国."""
     short = title.removeprefix("中华人民共和国")
-    return title in question or (len(short) >= 3 and short in question)
+    return title in question or (len(short) >= MIN_SHORT_TITLE and short in question)
 
 
 def resolve_as_of(

@@ -25,6 +25,7 @@ from regrag.text.legal import (
     NAMED_HEADING_RE,
 )
 from regrag.text.normalize import NormalizedText, squash_spaces
+from regrag.text.numerals import DATE, unnamed
 from regrag.text.sentences import sentence_spans
 
 KIND_ARTICLE = "article"
@@ -34,9 +35,9 @@ KIND_APPENDIX = "appendix"
 
 DEFAULT_MAX_CHARS = 800
 
+# a header line: one that starts with a date, or a date the version's history follows (…通过, …修正)
 _PROMULGATION_RE = re.compile(
-    r"(?:^[ \t]*[（(]?\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日)"
-    r"|(?:\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日.{0,80}(?:通过|公布|发布|修正|修订|批准|施行|颁布|废止))"
+    rf"(?:^[ \t]*[（(]?{unnamed(DATE)})|(?:{unnamed(DATE)}.{{0,80}}(?:通过|公布|发布|修正|修订|批准|施行|颁布|废止))"
 )
 _COMMENT_RE = re.compile(r"^[ \t]*<!--.*-->[ \t]*$")
 _INFO_END = "<!-- INFO END -->"

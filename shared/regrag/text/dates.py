@@ -27,36 +27,30 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from regrag.text.numerals import ARABIC, DATE, FIGURE_DIGITS, find_dates, parse_numeral, to_iso
+from regrag.text.units import unit_pattern
+
 BASIS_TEXT = "text"  # an explicit date in a clause of the text itself
 BASIS_ON_PROMULGATION = "on_promulgation"  # 自公布之日起施行
 BASIS_AFTER_PROMULGATION = "after_promulgation"  # 自公布之日起三十日后施行
 BASIS_AMENDMENT = "amendment"  # an amended text whose enactment clause predates the amendment
 BASIS_HEADER = "header"  # the header says 施行
 BASIS_NONE = "none"  # the text states nothing
-EXPLICIT_BASES = (BASIS_TEXT, BASIS_AFTER_PROMULGATION, BASIS_HEADER)
-
-_ARABIC = "0-9０-９"
-_CN_DIGITS = "〇零○Ｏ一二三四五六七八九"
-_YEAR = rf"[{_ARABIC}]{{4}}|[{_CN_DIGITS}]{{4}}"
-_SMALL = rf"[{_ARABIC}]{{1,2}}|[一二三四五六七八九十]{{1,3}}"
-DATE_PATTERN = rf"(?P<y>{_YEAR})\s*年\s*(?P<m>{_SMALL})\s*月\s*(?P<d>{_SMALL})\s*日"
-DATE_RE = re.compile(DATE_PATTERN)
-_ANY_DATE_RE = re.compile(DATE_PATTERN.replace("?P<y>", "?:").replace("?P<m>", "?:").replace("?P<d>", "?:"))
 
 _SELF = r"本(?:法|条例|规定|办法|细则|实施细则|实施办法|实施条例|规则|决定|决议|准则|通知|意见|条例实施细则)"
 # a part of the text as the subject (第三十六条, 本法第五章, 第十条至第十二条的规定); no spaces inside, so an article's
 # own label before its clause (第十五条 本规定自…起施行) is never taken for a subject
 _PART = r"(?:本(?:法|条例|规定|办法|细则))?第[^，。；：\s]{1,60}?[条章节款项](?:[^，。；：\s]{0,30}?(?:的规定|规定))?"
+_DAY = unit_pattern("日")  # 日 or 天: a count of calendar days (三十日后施行), never 个工作日
 _EVENTS = r"公布|发布|印发|颁布|通过|批准|公告"
 CLAUSE_RE = re.compile(
     rf"(?P<subject>(?:{_SELF})\s*|{_PART})(?:自|从|于)\s*"
-    rf"(?:{DATE_PATTERN}|(?P<event>{_EVENTS})之日)\s*"
-    rf"(?:起|后)?\s*(?:满?\s*(?P<days>[{_ARABIC}一二三四五六七八九十百]+)\s*(?:日|天)(?:后|以后)?\s*)?"
+    rf"(?:{DATE}|(?P<event>{_EVENTS})之日)\s*"
+    rf"(?:起|后)?\s*(?:满?\s*(?P<days>[{ARABIC}{FIGURE_DIGITS}]+)\s*(?:{_DAY})(?:后|以后)?\s*)?"
     r"(?:施行|实施|生效|执行)(?!的)"  # "…起施行的《X》" describes another act
 )
 _AMENDED_RE = re.compile(r"修正|修订|修改")
-_HEADER_IN_FORCE_RE = re.compile(DATE_PATTERN + r"[^\n]{0,6}?(?:起)?\s*(?:施行|实施|生效)")
-_CN_VALUES = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0, "○": 0, "Ｏ": 0}
+_HEADER_IN_FORCE_RE = re.compile(DATE + r"[^\n]{0,6}?(?:起)?\s*(?:施行|实施|生效)")
 
 
 @dataclass(frozen=True)
@@ -87,66 +81,11 @@ class EntryIntoForce:
     exceptions: tuple[DateException, ...] = ()
 
 
-def _small_number(text: str) -> int | None:
-    """'12' / '１２' / '十二' / '二十一' / '三十' → int."""
-    text = text.translate(str.maketrans("０１２３４５６７８９", "0123456789"))
-    if text.isdigit():
-        return int(text)
-    if text == "十":
-        return 10
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        tens_value = _CN_VALUES.get(tens, 1) if tens else 1
-        ones_value = _CN_VALUES.get(ones, 0) if ones else 0
-        return tens_value * 10 + ones_value
-    if len(text) == 1 and text in _CN_VALUES:
-        return _CN_VALUES[text]
-    return None
-
-
-def _year(text: str) -> int | None:
-    text = text.translate(str.maketrans("０１２３４５６７８９", "0123456789"))
-    if text.isdigit():
-        return int(text)
-    digits = [_CN_VALUES.get(c) for c in text]
-    if any(d is None for d in digits):
-        return None
-    return int("".join(str(d) for d in digits))
-
-
-def parse_date_parts(year: str, month: str | None, day: str | None) -> tuple[int, int | None, int | None] | None:
-    """Year, month and day as written (Arabic, full-width or Chinese numerals) → ints; None when unreadable."""
-    y = _year(year)
-    m = _small_number(month) if month else None
-    d = _small_number(day) if day else None
-    if y is None or (month and m is None) or (day and d is None):
-        return None
-    return y, m, d
-
-
-def to_iso(year: str, month: str, day: str) -> str | None:
-    """A written date → 'YYYY-MM-DD', or None when it is not a real day."""
-    parts = parse_date_parts(year, month, day)
-    if parts is None or parts[1] is None or parts[2] is None:
-        return None
-    try:
-        return dt.date(parts[0], parts[1], parts[2]).isoformat()
-    except ValueError:
-        return None
-
-
-def find_dates(text: str) -> list[str]:
-    """Every real date written in `text`, in order, as ISO strings."""
-    out = []
-    for m in DATE_RE.finditer(text):
-        found = to_iso(m.group("y"), m.group("m"), m.group("d"))
-        if found:
-            out.append(found)
-    return out
-
-
 def _add_days(day: str | None, days: str | None) -> str | None:
-    count = _small_number(days) if days else None
+    try:
+        count = parse_numeral(days) if days else None
+    except ValueError:
+        count = None
     if day is None or count is None:
         return None
     return (dt.date.fromisoformat(day) + dt.timedelta(days=count)).isoformat()

@@ -11,44 +11,36 @@ from __future__ import annotations
 import functools
 import re
 
-from regrag.text.legal import chinese_to_int
+from regrag.text.numerals import ARABIC, FIGURE_DIGITS, PERCENT_DIGITS, parse_numeral
+from regrag.text.units import QUESTION, TEXT, answering_pattern, asked_units_pattern, figure_units
 
 # what a question asking for a number says (多少钱 / 几天 / 百分之几 / 比例 / 上限 / 标准是多少)
 _ASKS_FIGURE = re.compile(r"多少|几[个天年月日次倍度元成]|百分之几|比例|上限|下限|多大|多长|多高|多久|税率|费率")
-# a number with a unit (digits or Chinese numerals): what answers such a question
-FIGURE = re.compile(
-    r"[0-9０-９.．]+\s*(?:%|％|‰|个|日|天|年|月|小时|倍|元|万元|亿元|千瓦|兆瓦|万千瓦|千伏|伏|度|米|平方米|公里|吨|分钟|周岁|人|户)"
-    r"|百分之[一二三四五六七八九十零〇百点]+"
-    # Chinese numerals need a unit that is not also a word ending: 第三人 (a third party) is no figure
-    r"|[一二三四五六七八九十两百千万]+(?:个工作日|个月|日|天|年|小时|倍|元|万元|千瓦|千伏|米|吨|分钟|周岁)"
-)
-# a figure a question states (每五年 / 两倍 / 三十天 / 20米): stricter than FIGURE on Chinese numerals, whose 元
-# in a question is as often a word part (三元锂电池) as money
-STATED_FIGURE = re.compile(
-    r"[0-9０-９]+(?:[.．][0-9０-９]+)?\s*(?:%|％|个|日|天|年|月|小时|倍|元|万元|千瓦|兆瓦|万千瓦|千伏|伏|度|米|平方米|公里|吨|分钟|周岁)"
-    r"|[一二三四五六七八九十两百千万]+(?:个工作日|个月|日|天|年|小时|倍|千瓦|千伏|米|吨|分钟|周岁|度)"
-)
+# the number a figure starts with: digits (a decimal's integer part) or a Chinese numeral
+_LEADING_NUMBER = re.compile(rf"[{ARABIC}]+|[{FIGURE_DIGITS}]+")
+# a decimal reads as its integer part, written in digits (0.75米) or in words (零点七五米) alike
+_ARABIC_NUMBER = rf"[{ARABIC}]+(?:[.．][{ARABIC}]+)?"
+_CHINESE_NUMBER = rf"[{FIGURE_DIGITS}]+(?:点[{FIGURE_DIGITS}]+)?"
+
+
+def _figure(where: str) -> re.Pattern[str]:
+    """A number with a unit, in a regulation's text (TEXT) or in a question (QUESTION): Arabic digits with any unit
+    of data/units.tsv, a Chinese numeral with a unit that is not also a word ending there (第三人 is no figure;
+    nor, in a question, 三元锂电池), or 百分之…"""
+    return re.compile(
+        rf"{_ARABIC_NUMBER}\s*(?:{figure_units(where, chinese=False)})"
+        rf"|百分之[{PERCENT_DIGITS}]+"
+        rf"|{_CHINESE_NUMBER}(?:{figure_units(where, chinese=True)})"
+    )
+
+
+# a number with a unit in a regulation: what answers a question asking for a figure
+FIGURE = _figure(TEXT)
+# a figure a question states (每五年 / 两倍 / 三十天 / 20米)
+STATED_FIGURE = _figure(QUESTION)
 # the unit a question asks its figure in (多少元 / 几个月 / 多少分贝 / 百分之几): a quote stating 12月31日 or 72小时
-# does not answer 每亩多少元 or 多少学时. Counts, persons and money asked as 多少钱 are left out: their answers
-# are as often a formula (二倍的工资, 每满一年支付一个月工资) as a figure in the unit
-_ASKED_UNIT = re.compile(
-    r"(?:多少|几)(个工作日|个月|分贝|毫克|微克|千克|公斤|克|学时|小时|分钟|周岁|千瓦时|万千瓦|千瓦|兆瓦|千伏|平方米"
-    r"|平方公里|公顷|亩|公里|米|吨|元|天|日|年|月|倍|度)|百分之(?:几|多少)"
-)
-# what else states a figure in the same unit (提前7天 / 七日; 1000千瓦时 / 1000度)
-_SAME_UNIT = {
-    "天": "天|日|个工作日",
-    "日": "天|日|个工作日",
-    "个工作日": "个工作日|日|天",
-    "个月": "个?月",
-    "月": "个?月",
-    "元": "元|万元|亿元",
-    "度": "度|千瓦时|℃",
-    "千瓦时": "千瓦时|度",
-    "吨": "万?吨",
-    "%": "[%％‰]",
-}
-_LEADING_NUMBER = re.compile(r"[0-9０-９]+|[零〇一二三四五六七八九十两百千万]+")
+# does not answer 每亩多少元 or 多少学时
+_ASKED_UNIT = re.compile(rf"(?:多少|几)({asked_units_pattern()})|百分之(?:几|多少)")
 
 
 def asks_figure(question: str) -> bool:
@@ -64,7 +56,7 @@ def asked_units(question: str) -> tuple[str, ...]:
 def _number(token: str) -> int | None:
     """'30', '３０', '三十', '两' → the integer; None for what is not a plain number."""
     try:
-        return chinese_to_int(token)
+        return parse_numeral(token)
     except ValueError:
         return None
 
@@ -100,12 +92,7 @@ def figure_in_units(units: tuple[str, ...], spans: str) -> bool:
     return any(_unit_figure(unit).search(spans) for unit in units)
 
 
-def figure_in_asked_unit(question: str, spans: str) -> bool:
-    """Whether the quotes state a figure in a unit the question asks for; True when it names no unit."""
-    return figure_in_units(asked_units(question), spans)
-
-
 @functools.cache
 def _unit_figure(unit: str) -> re.Pattern[str]:
     # a search, so a decimal needs no pattern of its own: 0.5% contains 5%
-    return re.compile(f"(?:{_LEADING_NUMBER.pattern})\\s*(?:{_SAME_UNIT.get(unit, re.escape(unit))})")
+    return re.compile(f"(?:{_LEADING_NUMBER.pattern})\\s*(?:{answering_pattern(unit)})")

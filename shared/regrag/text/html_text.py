@@ -8,9 +8,15 @@ from typing import Any
 
 from regrag.text.parsed import ParsedText
 
+# an HTML file declares itself in its first characters (a BOM or blank lines before <!doctype html> at most)
+_HEAD_CHARS = 512
+# a selector's element is the article body only when it holds more than a line of text (#zoom is sometimes an
+# empty wrapper on government sites); else the densest block is
+_MIN_MAIN_CHARS = 50
+
 
 def looks_like_html(text: str) -> bool:
-    head = text[:512].lstrip().lower()
+    head = text[:_HEAD_CHARS].lstrip().lower()
     return head.startswith(("<!doctype html", "<html"))
 
 
@@ -31,7 +37,7 @@ def parse_html(text: str, encoding: str) -> ParsedText:
     main: Any = None
     for selector in _MAIN_SELECTORS:
         main = soup.select_one(selector)
-        if main is not None and len(main.get_text(strip=True)) > 50:
+        if main is not None and len(main.get_text(strip=True)) > _MIN_MAIN_CHARS:
             break
         main = None
     if main is None:

@@ -2,13 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import re
-
-_DATE = r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日"
-_IN_FORCE_RE = re.compile(rf"自{_DATE}起(?:施行|实施|生效)")
-_ANY_DATE_RE = re.compile(_DATE)
-
 # ISO 3166-2:CN subdivision codes, lower-cased: the same codes the corpus uses (gd 广东, ha 河南, …).
 PROVINCES = {
     "北京": "bj", "天津": "tj", "河北": "he", "山西": "sx", "内蒙古": "nm", "辽宁": "ln", "吉林": "jl",
@@ -18,24 +11,6 @@ PROVINCES = {
     "青海": "qh", "宁夏": "nx", "新疆": "xj",
 }  # fmt: skip
 PROVINCE_NAMES = {code: name for name, code in PROVINCES.items()} | {"national": "全国"}
-
-
-def _iso(y: str, m: str, d: str) -> str | None:
-    try:
-        return dt.date(int(y), int(m), int(d)).isoformat()
-    except ValueError:
-        return None
-
-
-def infer_effective_date(text: str, header_lines: list[str]) -> str | None:
-    """The date the text says it takes effect (自…起施行), else the latest date in its header lines."""
-    m = _IN_FORCE_RE.search(text)
-    if m:
-        found = _iso(*m.groups())
-        if found:
-            return found
-    dates = [d for line in header_lines for d in (_iso(*g) for g in _ANY_DATE_RE.findall(line)) if d]
-    return max(dates) if dates else None
 
 
 def infer_province(title: str) -> str | None:

@@ -30,10 +30,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from regrag.domain.ocr import Box, LineSpan, OcrLine, OcrPage, PageSpan
+from regrag.text.numerals import ARTICLE_LABEL, HEADING_LABEL, unnamed
 
 BAND = 0.12  # top and bottom bands (fractions of the page height) where headers, footers and folios live
 MIN_CONFIDENCE = 0.5  # lines read with less confidence are dropped (stamps, smudges, noise)
 RESIDUE_MAX_CHARS = 8  # a fragment this short lying on top of other text is seal or stamp residue
+# The layout rules below, in line heights (the body type's) and page fractions; with them bench/ocr_accuracy.py finds
+# every article label of its four GB/T 9704 fixtures (clean, 红头 with a seal, skewed and noisy, grey JPEG):
+SAME_ROW = 0.5  # fragments whose centres are less than half a line height apart share a row
+ON_TOP = 0.3  # a box covering 30 % of another lies on top of it (seal text over a line), not beside it
+WORD_GAP = 0.5  # a gap wider than half a line height between fragments of a row is a space
+BANNER_TOP = 0.4  # the 红头 banner and 文号 sit in the top 40 % of the first page,
+BANNER_LINES = 3  # among its first three lines,
+BANNER_HEIGHT = 1.4  # the banner in type at least 1.4 times the body's (二号 or larger over 三号)
+INDENT = 0.8  # a first-line indent is two characters (GB/T 9704); 0.8 of one tells it from skew and jitter
+SHORT_LINE = 1.5  # a line stopping 1.5 characters short of the right margin ends its paragraph
+MARGIN_WINDOW = 5  # the left margin near a line: the lines within 5 of it (robust to a slight skew)
+FEW_LINES = 4  # with fewer lines than this near a line, the document's left margin stands in for their own
+RIGHT_MARGIN = 0.9  # the right margin: where 90 % of the page's lines end
+LEFT_MARGIN = 0.1  # the document's left margin: where the leftmost 10 % of its lines begin
 
 _FOLIO_RE = re.compile(
     r"^[\s\-—–－一_~·.、]*(?:\d{1,4}|第\s*\d{1,4}\s*页(?:\s*[/，,共]?\s*共?\s*\d{1,4}\s*页)?|\d{1,4}\s*/\s*\d{1,4})"
@@ -41,9 +56,8 @@ _FOLIO_RE = re.compile(
 )
 _BANNER_RE = re.compile(r"^[\u4e00-\u9fff（）()、]{2,40}(?:文件|公报|公告|通报|简报|便函|函)$")
 _DOC_NUMBER_RE = re.compile(r"^[\u4e00-\u9fff]{1,15}\s*[〔\[［(（【]\s*\d{4}\s*[〕\]］)）】]\s*第?\s*\d{1,5}\s*号$")
-_LABEL_RE = re.compile(
-    r"^(第[零〇一二三四五六七八九十百千两0-9]+(?:条(?:之[一二三四五六七八九十]+)?|章|节|编|分编))(?=[^\s，。；、：,.;:）)])"
-)
+# an article or heading label that OCR glued to the words after it
+_LABEL_RE = re.compile(rf"^(?:{unnamed(ARTICLE_LABEL)}|{unnamed(HEADING_LABEL)})(?=[^\s，。；、：,.;:）)])")
 _HEADING_MAX_CHARS = 30
 _CJK = "\u3400-\u9fff"
 _EDGE_NOISE_RE = re.compile(r"^[.·•'`,，]+|[.·•'`]+$")
@@ -85,8 +99,8 @@ def reading_order(page: OcrPage) -> list[OcrLine]:
     for ln in lines:
         if rows:
             last = rows[-1][-1]
-            same_row = abs(ln.box.centre_y - last.box.centre_y) < 0.5 * min(ln.box.height, last.box.height)
-            if same_row and not _overlap(ln.box, last.box) > 0.3:  # text on top of text (a seal) stays apart
+            same_row = abs(ln.box.centre_y - last.box.centre_y) < SAME_ROW * min(ln.box.height, last.box.height)
+            if same_row and not _overlap(ln.box, last.box) > ON_TOP:  # text on top of text (a seal) stays apart
                 rows[-1].append(ln)
                 continue
         rows.append([ln])
@@ -96,7 +110,7 @@ def reading_order(page: OcrPage) -> list[OcrLine]:
         text = row[0].text.strip()
         for prev, ln in itertools.pairwise(row):
             gap = ln.box.x0 - prev.box.x1
-            text += (" " if gap > 0.5 * max(prev.box.height, ln.box.height) else "") + ln.text.strip()
+            text += (" " if gap > WORD_GAP * max(prev.box.height, ln.box.height) else "") + ln.text.strip()
         box = Box(
             min(b.box.x0 for b in row), min(b.box.y0 for b in row),
             max(b.box.x1 for b in row), max(b.box.y1 for b in row),
@@ -152,7 +166,8 @@ def remove_noise(
             if _in_band(ln.box) and (_FOLIO_RE.match(text) or _repeat_key(text) in running):
                 continue
             if len(text) <= RESIDUE_MAX_CHARS and any(
-                other is not ln and len(other.text) > len(text) and _overlap(ln.box, other.box) > 0.3 for other in lines
+                other is not ln and len(other.text) > len(text) and _overlap(ln.box, other.box) > ON_TOP
+                for other in lines
             ):
                 continue
             kept.append(ln)
@@ -167,8 +182,8 @@ def _drop_banner(lines: list[OcrLine]) -> list[OcrLine]:
     out = []
     for i, ln in enumerate(lines):
         text = "".join(ln.text.split())
-        at_top = ln.box.y0 < 0.4 and i < 3
-        if at_top and _BANNER_RE.match(text) and ln.box.height >= 1.4 * body:
+        at_top = ln.box.y0 < BANNER_TOP and i < BANNER_LINES
+        if at_top and _BANNER_RE.match(text) and ln.box.height >= BANNER_HEIGHT * body:
             continue
         if at_top and _DOC_NUMBER_RE.match(text):
             continue
@@ -192,15 +207,15 @@ def place_lines(
     if not lines:
         return []
     em = statistics.median(ln.box.height for ln in lines) * aspect  # a square character, in width fractions
-    right = _percentile([ln.box.x1 for ln in lines], 0.9)
+    right = _percentile([ln.box.x1 for ln in lines], RIGHT_MARGIN)
     placed = []
     for i, ln in enumerate(lines):
-        window = lines[max(0, i - 5) : i + 6]
+        window = lines[max(0, i - MARGIN_WINDOW) : i + MARGIN_WINDOW + 1]
         left = min(other.box.x0 for other in window)  # the margin near this line (robust to a small skew)
-        if len(window) < 4 and margin is not None:
+        if len(window) < FEW_LINES and margin is not None:
             left = min(left, margin)
-        indented = ln.box.x0 - left > 0.8 * em
-        previous_short = i > 0 and lines[i - 1].box.x1 < right - 1.5 * em
+        indented = ln.box.x0 - left > INDENT * em
+        previous_short = i > 0 and lines[i - 1].box.x1 < right - SHORT_LINE * em
         # A page that opens at the margin continues the last paragraph of the page before.
         starts = indented or previous_short
         placed.append(PlacedLine(tidy_line(ln.text), page_number, starts, ln.box, ln.confidence))
@@ -210,7 +225,7 @@ def place_lines(
 def left_margin(pages: Sequence[Sequence[OcrLine]]) -> float | None:
     """The document's left margin: a low percentile of where its lines begin (fraction of the width)."""
     starts = [ln.box.x0 for lines in pages for ln in lines]
-    return _percentile(starts, 0.1) if starts else None
+    return _percentile(starts, LEFT_MARGIN) if starts else None
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -233,8 +248,8 @@ def restore_label_space(paragraph: str) -> str:
     m = _LABEL_RE.match(paragraph)
     if not m:
         return paragraph
-    label = m.group(1)
-    if not label.endswith("条") and (
+    label = m.group(0)
+    if "条" not in label and (  # an article (第二十条之一 too) always; a heading only when it is short
         len(paragraph) > _HEADING_MAX_CHARS or any(ch in _SENTENCE_PUNCT for ch in paragraph)
     ):
         return paragraph  # "第一章规定的……" is a sentence, not a heading

@@ -15,14 +15,14 @@ import zipfile
 from regrag.text import images
 from regrag.text.docx_text import parse_docx
 from regrag.text.html_text import looks_like_html, parse_html
-from regrag.text.images import OcrLimits
+from regrag.text.images import IMAGE_FORMATS, OcrLimits
 from regrag.text.parsed import ParsedText, UnreadableDocument
 from regrag.text.pdf_text import parse_image, parse_pdf
 from regrag.text.scans import OcrFunction
 
 __all__ = ["FORMATS", "ParsedText", "UnreadableDocument", "decode_text", "detect_format", "parse_document"]
 
-FORMATS = ("md", "txt", "html", "pdf", "docx", "png", "jpeg", "tiff")
+FORMATS = ("md", "txt", "html", "pdf", "docx", *IMAGE_FORMATS)
 _EXTENSIONS = {
     "md": "md",
     "markdown": "md",
@@ -38,7 +38,13 @@ _EXTENSIONS = {
     "tif": "tiff",
     "tiff": "tiff",
 }
-_BINARY = ("pdf", "docx", "png", "jpeg", "tiff")
+_BINARY = ("pdf", "docx", *IMAGE_FORMATS)
+# a text file has no NUL byte in its first 4 KiB; UTF-16 (which has them) is recognised by its BOM before this
+SNIFF_BYTES = 4096
+# a decoding is prose when under 1 % of its first 20,000 characters are control characters: binary data decoded
+# as GB18030 (which accepts almost any byte pair) is full of them, a regulation has none but \r \n \t \f
+SAMPLE_CHARS = 20_000
+MAX_CONTROL_SHARE = 0.01
 
 
 def detect_format(name: str, data: bytes) -> str:
@@ -79,7 +85,7 @@ def decode_text(name: str, data: bytes) -> tuple[str, str]:
         return _checked(name, data[3:].decode("utf-8", errors="strict"), "utf-8-sig")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return _checked(name, data.decode("utf-16"), "utf-16")
-    if b"\x00" in data[:4096]:
+    if b"\x00" in data[:SNIFF_BYTES]:
         raise UnreadableDocument(f"{name}: binary content (NUL bytes), not a text document")
     try:
         return _checked(name, data.decode("utf-8"), "utf-8")
@@ -95,11 +101,11 @@ def decode_text(name: str, data: bytes) -> tuple[str, str]:
 
 def _checked(name: str, text: str, encoding: str) -> tuple[str, str]:
     """Reject decodings that are technically valid but are not prose (binary read as GB18030, say)."""
-    sample = text[:20000]
+    sample = text[:SAMPLE_CHARS]
     if not sample.strip():
         return text, encoding
     control = sum(1 for ch in sample if ord(ch) < 32 and ch not in "\r\n\t\f")
-    if control / len(sample) > 0.01:
+    if control / len(sample) > MAX_CONTROL_SHARE:
         raise UnreadableDocument(f"{name}: binary content ({encoding} decoding gives control characters)")
     return text, encoding
 
@@ -125,7 +131,7 @@ def parse_document(
         parsed = parse_pdf(name, data, ocr, limits)
     elif fmt == "docx":
         parsed = parse_docx(name, data)
-    elif fmt in ("png", "jpeg", "tiff"):
+    elif fmt in IMAGE_FORMATS:
         parsed = parse_image(name, data, fmt, ocr, limits)
     else:
         text, encoding = decode_text(name, data)

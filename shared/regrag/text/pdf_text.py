@@ -10,16 +10,25 @@ from dataclasses import replace
 from regrag.domain.ocr import PageSpan
 from regrag.text import scans
 from regrag.text.images import OcrLimits, ScanError
+from regrag.text.numerals import HEADING_KINDS, HEADING_LABEL, LABEL_DIGITS, LABEL_NUMBER, unnamed
 from regrag.text.ocr_text import PlacedLine, assemble
 from regrag.text.parsed import ParsedText, UnreadableDocument
 from regrag.text.scans import OcrFunction
 
 _PAGE_NUMBER_RE = re.compile(r"^\s*(?:[—–\-－]+\s*\d+\s*[—–\-－]+|第\s*\d+\s*页(?:\s*[/共]\s*\d+\s*页?)?|\d+)\s*$")
+# an article or heading label, or an item marker （一） / 一、 (not 1. : a wrapped line may start with a decimal)
 _PARAGRAPH_START_RE = re.compile(
-    r"^\s*(?:第[零〇一二三四五六七八九十百千0-9]+[条章节编]|[（(][一二三四五六七八九十0-9]+[）)]|[一二三四五六七八九十]+、)"
+    rf"^\s*(?:第(?:{LABEL_NUMBER})(?:条|{HEADING_KINDS})|[（(][{LABEL_DIGITS}0-9]+[）)]|[{LABEL_DIGITS}]+、)"
 )
 _ENDS_SENTENCE = tuple("。！？；：:;!?")
-_HEADING_LINE_RE = re.compile(r"^\s*(?:第[零〇一二三四五六七八九十百千0-9]+[章节编](?:\s|$)|(?:总则|分则|附则)\s*$)")
+# the first line is the title when it is no longer than this: the corpus's longest title has 34 characters, a
+# first line of body text runs to the margin (28 characters a line in GB/T 9704, more in small type) and on
+TITLE_MAX_CHARS = 80
+# typeset with first-line indents when over a fifth of the text-layer lines start indented (every paragraph's
+# first line, among two to four lines a paragraph); a line ran to the margin when it is 85 % of the widest
+INDENTED_SHARE = 0.2
+FULL_LINE = 0.85
+_HEADING_LINE_RE = re.compile(rf"^\s*(?:{unnamed(HEADING_LABEL)}(?:\s|$)|(?:总则|分则|附则)\s*$)")
 
 
 def parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimits) -> ParsedText:
@@ -47,7 +56,7 @@ def parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimits
     placed = _place_lines(kept, ocr_lines)
     text, spans = assemble(placed, range(1, len(kept) + 1), {i + 1: engines.get(i, "") for i in ocr_lines})
     first = text.split("\n", 1)[0]
-    title = first if first and len(first) <= 80 else None
+    title = first if first and len(first) <= TITLE_MAX_CHARS else None
     return ParsedText(text, "pdf", "binary", title, spans, first_engine(spans))
 
 
@@ -74,8 +83,8 @@ def _place_lines(kept: list[list[str]], ocr_lines: dict[int, list[PlacedLine]]) 
         for ln in lines:
             stripped = ln.strip()
             ends = previous.endswith(_ENDS_SENTENCE)
-            wrapped = len(previous) >= 0.85 * full_width and not ends  # the line before ran to the margin
-            if indented > 0.2:
+            wrapped = len(previous) >= FULL_LINE * full_width and not ends  # the line before ran to the margin
+            if indented > INDENTED_SHARE:
                 # Typeset with a first-line indent: an indented line starts a paragraph unless the line before
                 # ran to the right margin (centred title and header lines are indented too).
                 new = ln[:1].isspace() and (not wrapped or bool(_PARAGRAPH_START_RE.match(ln)))
@@ -99,7 +108,7 @@ def parse_image(name: str, data: bytes, fmt: str, ocr: OcrFunction | None, limit
     placed = _place_lines([[] for _ in range(count)], placed_by_page)
     text, spans = assemble(placed, range(1, count + 1), {i + 1: engines.get(i, "") for i in range(count)})
     first = text.split("\n", 1)[0]
-    title = first if first and len(first) <= 80 else None
+    title = first if first and len(first) <= TITLE_MAX_CHARS else None
     return ParsedText(text, fmt, "binary", title, spans, first_engine(spans))
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from regrag.text.legal import ARTICLE_RE, ITEM_RE, chinese_to_int, int_to_chinese
+from regrag.text.legal import ARTICLE_RE, ITEM_RE
+from regrag.text.numerals import int_to_chinese, parse_numeral
 from regrag.text.sentences import sentence_spans
 
 SENTENCE = "sentence"
@@ -98,7 +99,7 @@ def _lines(text: str, start: int) -> list[tuple[int, int]]:
 def _item_number(marker: str) -> int | None:
     m = _MARKER_NUMBER.match(marker)
     try:
-        return chinese_to_int(m.group("num")) if m else None
+        return parse_numeral(m.group("num")) if m else None
     except ValueError:
         return None
 

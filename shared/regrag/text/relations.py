@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from regrag.text.dates import find_dates
+from regrag.text.numerals import find_dates
 
 REPEALS = "repeals"
 IMPLEMENTS = "implements"
@@ -77,7 +77,12 @@ def find_repeals(text: str) -> list[TitleRef]:
     return out
 
 
-def find_parents(text: str, title: str | None = None, first_chars: int = 600) -> list[TitleRef]:
+# the legal basis (根据《…》，制定本条例) is stated in 第一条, where the caller starts the text: 600 characters hold
+# 99.7 % of the corpus's 26,545 articles whole (median 108)
+BASIS_CHARS = 600
+
+
+def find_parents(text: str, title: str | None = None, first_chars: int = BASIS_CHARS) -> list[TitleRef]:
     """The acts the text implements: a legal-basis clause near its start (第一条), or its own title
     (《X法》实施细则, 广东省实施《X法》办法)."""
     out: list[TitleRef] = []
@@ -99,8 +104,3 @@ def find_parents(text: str, title: str | None = None, first_chars: int = 600) ->
             seen.add(title_key(ref.title))
             unique.append(ref)
     return unique
-
-
-def match_title(title: str, known: dict[str, list[str]]) -> list[str]:
-    """The ids `known` (title key → ids) holds under `title`'s key; [] when none (ambiguity returns all)."""
-    return list(known.get(title_key(title), []))

@@ -8,11 +8,15 @@ from typing import Any
 
 from regrag.ports import ChunkStore
 
+# how stale the list of corpora a query fans out over may be: GET /corpora and reconcile read it fresh, and a corpus
+# added in the last half minute is searched from the next question on (not measured: a bound, not a cost)
+TTL_S = 30.0
+
 
 class CorpusCatalog:
     """[{corpus, documents, chunks}] from `ChunkStore.stats()`, kept for `ttl_s` or until invalidated."""
 
-    def __init__(self, store: ChunkStore, ttl_s: float = 30.0) -> None:
+    def __init__(self, store: ChunkStore, ttl_s: float = TTL_S) -> None:
         self.store = store
         self.ttl_s = ttl_s
         self._cached: tuple[float, list[dict[str, Any]]] | None = None

@@ -17,8 +17,15 @@ from typing import Any
 from regrag.domain.models import Chunk
 from regrag.text.chunking import KIND_ARTICLE
 
+# On the corpus's 10 version pairs (723 articles of the newer versions), the best match of 353 articles is at 0.6 or
+# more (kept or amended provisions), of 218 below 0.3 (new provisions), of 152 in between, 6 of these with the same
+# label: an article at the same number in that band is rewritten in place, at another number a new provision
+# reusing common phrases (应当, 依照本法规定).
 MIN_SIMILARITY = 0.6
 MIN_SIMILARITY_SAME_LABEL = 0.3
+# among near-equal matches the same label wins (a provision kept in place is the likelier reading); smaller than
+# any difference in wording worth showing
+SAME_LABEL_BONUS = 0.05
 
 
 @dataclass(frozen=True)
@@ -94,7 +101,7 @@ def diff_articles(old: Sequence[Article], new: Sequence[Article]) -> list[Change
             floor = MIN_SIMILARITY_SAME_LABEL if old[i].label == new[j].label else MIN_SIMILARITY
             if score >= floor:
                 # same-label pairs first among equals: a provision kept in place is the likelier reading
-                pairs.append((score + (0.05 if old[i].label == new[j].label else 0.0), score, i, j))
+                pairs.append((score + (SAME_LABEL_BONUS if old[i].label == new[j].label else 0.0), score, i, j))
     pairs.sort(key=lambda p: (-p[0], p[2], p[3]))
     match_old: dict[int, tuple[int, float]] = {}
     used_new: set[int] = set()
@@ -141,7 +148,7 @@ def counterpart(article: str, text: str, other: Sequence[Article]) -> tuple[Arti
         score = similarity(body, candidate.body)
         same = candidate.label == article
         if score >= (MIN_SIMILARITY_SAME_LABEL if same else MIN_SIMILARITY):
-            rank = score + (0.05 if same else 0.0)
+            rank = score + (SAME_LABEL_BONUS if same else 0.0)
             if best is None or rank > best[0]:
                 best = (rank, candidate, score)
     return (best[1], best[2]) if best else None

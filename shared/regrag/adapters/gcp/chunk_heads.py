@@ -18,7 +18,17 @@ from regrag.domain.errors import NotFound, Unavailable
 from regrag.domain.models import Chunk, DocumentMeta
 from regrag.lru import LruCache
 
+# A head written by two instances at once: the loser re-reads and tries again after a jittered 20 ms, 40 ms … up to
+# 1 s, 12 times (at most ≈ 6 s in all), before the message goes back to Pub/Sub for a later delivery (not measured:
+# GCS takes about one write per second on one object, and the parts of one document rarely land together)
 _CAS_ATTEMPTS = 12
+CAS_BACKOFF_S = 0.02
+CAS_MAX_BACKOFF_S = 1.0
+# parsed immutable objects kept (a part is ~50 kB: ≈ 13 MB) and chunk owners (an id and a doc id each: a few MB)
+OBJECTS_CACHED = 256
+CHUNK_OWNERS_CACHED = 100_000
+# chunk-map objects read at once (each a GCS read that waits on the network; not measured)
+READ_WORKERS = 16
 
 
 class HeadStore:
@@ -32,7 +42,7 @@ class HeadStore:
         dimension: int | None = None,
         model_id: str | None = None,
         cache_s: float = 30.0,
-        max_workers: int = 16,
+        max_workers: int = READ_WORKERS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.objects = objects
@@ -44,10 +54,9 @@ class HeadStore:
         self._clock = clock
         self._corpora_marked: set[str] = set()
         self._heads: dict[str, tuple[float, int, Head | None]] = {}  # doc id → (fetched at, object gen, head)
-        self._objects_cache: LruCache[Any] = LruCache(
-            256
-        )  # content-addressed object name → parsed content (parts: ~50 kB)
-        self._doc_of: LruCache[str] = LruCache(100_000)  # chunk id → doc id
+        # content-addressed object name → parsed content (a part is ~50 kB: 256 of them ≈ 13 MB)
+        self._objects_cache: LruCache[Any] = LruCache(OBJECTS_CACHED)
+        self._doc_of: LruCache[str] = LruCache(CHUNK_OWNERS_CACHED)  # chunk id → doc id
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
 
@@ -137,8 +146,8 @@ class HeadStore:
         return until_written(
             attempt,
             attempts=_CAS_ATTEMPTS,
-            initial_s=0.02,
-            maximum_s=1.0,
+            initial_s=CAS_BACKOFF_S,
+            maximum_s=CAS_MAX_BACKOFF_S,
             exhausted=Unavailable(f"the chunk map head of {doc_id} kept changing; retry later"),
         )
 

@@ -255,10 +255,6 @@ class GcsChunkStore(HeadStore):
 
     # --- ChunkStore: reads ----------------------------------------------------------------------------------
 
-    def document_generation(self, doc_id: str) -> int | None:
-        head = self._head(doc_id)
-        return None if head is None else head.generation
-
     def obsolete_chunk_ids(self, doc_id: str) -> list[str]:
         head = self._head(doc_id, fresh=True)
         if head is None:

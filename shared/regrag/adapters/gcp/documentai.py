@@ -51,7 +51,6 @@ log = logs.get("ocr.documentai")
 ONLINE_MAX_PAGES = 15
 ONLINE_MAX_BYTES = 20 * 1024 * 1024
 BATCH_MAX_PAGES = 500
-MIME_TYPES = {"pdf": "application/pdf", "png": "image/png", "jpeg": "image/jpeg", "tiff": "image/tiff"}
 _PROCESSOR_RE = re.compile(DOCUMENTAI_PROCESSOR_PATTERN)
 
 
@@ -135,7 +134,7 @@ class DocumentAiOcr:
 
         Args:
             data: the file's bytes.
-            mime_type: its type (see `MIME_TYPES`).
+            mime_type: its type (application/pdf, image/png, image/jpeg or image/tiff).
             pages: its page count (the caller has parsed it; it decides online or batch).
             gcs_uri: where the same file is in Cloud Storage (`gs://…`), for a batch job.
         """

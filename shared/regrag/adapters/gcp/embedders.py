@@ -187,7 +187,6 @@ class VertexEmbedder:
             ms=round((time.perf_counter() - started) * 1000, 1),
         )  # fmt: skip
         return vectors
-        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
     def _validated(self, response: Any, count: int) -> np.ndarray:
         embeddings = list(response.embeddings or [])

@@ -37,6 +37,11 @@ _BLOCKED_FINISH = frozenset(
 # fetch the rest; we never follow it (that would be a second request inside the caller's deadline).
 _TRUNCATED_FINISH = frozenset({"MAX_TOKENS", "CONTINUATION"})
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+# near-deterministic answers: the same candidates and question should score the same (the answers are cached)
+TEMPERATURE = 0.1
+# room for the longest answer asked of it: 20 scored candidates with reasons, ≈ 1,210 characters ≈ 1.2 k tokens
+# (infra/README.md "Rerank deadline"); an answer cut at the cap is GenerationTruncated, never half-parsed
+MAX_OUTPUT_TOKENS = 2048
 
 
 class GeminiGenerator:
@@ -57,9 +62,9 @@ class GeminiGenerator:
         location: str | None = None,
         credentials: Any = None,
         base_url: str | None = None,
-        timeout_s: float = 4.0,
+        timeout_s: float,
         params: GenerationParams | None = None,
-        max_output_tokens: int = 2048,
+        max_output_tokens: int = MAX_OUTPUT_TOKENS,
     ) -> None:
         """Build the client (no network). `credentials` (Vertex mode only) overrides application default
         credentials; `timeout_s` is the default per-request timeout when a call does not pass one.

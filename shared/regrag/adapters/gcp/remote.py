@@ -21,6 +21,10 @@ import requests
 from regrag.domain.results import Candidate
 
 TokenSource = Callable[[str], str]  # audience → a Google ID token for it
+# a token is reused until 5 minutes before it expires (Google ID tokens live an hour), so one never expires in
+# flight; a token without `exp` is taken to live 10 minutes
+REFRESH_BEFORE_S = 300
+ASSUMED_LIFETIME_S = 600
 
 
 class MetadataIdTokens:
@@ -37,10 +41,10 @@ class MetadataIdTokens:
 
         with self._lock:
             cached = self._tokens.get(audience)
-            if cached and cached[0] - 300 > time.time():
+            if cached and cached[0] - REFRESH_BEFORE_S > time.time():
                 return cached[1]
         token = id_token.fetch_id_token(Request(), audience)
-        expiry = float(jwt.decode(token, verify=False).get("exp", time.time() + 600))
+        expiry = float(jwt.decode(token, verify=False).get("exp", time.time() + ASSUMED_LIFETIME_S))
         with self._lock:
             self._tokens[audience] = (expiry, token)
         return token

@@ -38,6 +38,9 @@ from regrag.adapters.gcp.sparse import Lexicon, query_vector
 from regrag.domain.models import Chunk, Filters, Hit
 
 log = logs.get("vertex")
+# reconcile warns when the corpus's average chunk length and the assumed REGRAG_BM25_AVGDL differ by more than this
+# factor: there an average chunk's length normalisation (1 − b + b·|d|/avgdl, b = 0.4) is off by +40 % or −20 %
+AVGDL_DRIFT = 2.0
 
 
 class VertexVectorIndex:
@@ -118,7 +121,7 @@ class VertexLexicalIndex:
         bm25 = self.index.bm25
         avgdl = (body_tokens + bm25.title_weight * title_tokens) / chunks if chunks else None
         self.lexicon.save(Lexicon(chunks, dict(document_frequency), avgdl))
-        if avgdl is not None and not 0.5 <= avgdl / bm25.avgdl <= 2.0:
+        if avgdl is not None and not 1 / AVGDL_DRIFT <= avgdl / bm25.avgdl <= AVGDL_DRIFT:
             logs.event(
                 log,
                 logging.WARNING,

@@ -44,10 +44,6 @@ class SqliteIndex(SqliteSearchStore):
 
     # --- ChunkStore ---------------------------------------------------------------------------------------
 
-    def document_generation(self, doc_id: str) -> int | None:
-        row = self._con().execute("SELECT generation FROM document WHERE doc_id=?", (doc_id,)).fetchone()
-        return None if row is None else int(row[0])
-
     def put_part(self, meta: DocumentMeta, text: str, chunks: Sequence[Chunk], part: int, parts: int) -> PutResult:
         with self._writing() as con:
             meta, relinked = self._link_versions(con, meta)

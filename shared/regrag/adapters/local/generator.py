@@ -24,12 +24,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from regrag.domain.generation import GenerationEmpty, GenerationRejected
+from regrag.text.numerals import ARTICLE_LABEL, HEADING_LABEL, unnamed
 from regrag.text.sentences import split_sentences
 
 _BLOCK = re.compile(r"<(?P<tag>question|article)>\s*(?P<data>.*?)\s*</(?P=tag)>", re.DOTALL)
-_NUMERAL = "零〇一二三四五六七八九十百千两0-9"
-_ARTICLE_LABEL = re.compile(rf"^\s*第[{_NUMERAL}]+条(?:之[{_NUMERAL}]+)?\s*")
-_HEADING_NUMBER = re.compile(rf"^\s*第[{_NUMERAL}]+[编章节]\s*")
+_ARTICLE_LABEL = re.compile(rf"^\s*{unnamed(ARTICLE_LABEL)}\s*")
+_HEADING_NUMBER = re.compile(rf"^\s*{unnamed(HEADING_LABEL)}\s*")
 _CLAUSE_BREAK = re.compile(r"[，,：:；;]")
 # normative verbs, in the order a question template prefers them; each maps to the question it asks
 _MODALS = {

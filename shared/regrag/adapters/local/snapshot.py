@@ -35,6 +35,9 @@ from regrag.adapters.local import coarse
 from regrag.domain.models import Filters, Hit, date_int
 from regrag.lru import LruCache
 
+# score vectors kept, one per (leg, corpus run, query): a question over 8 corpora fills 16 (dense and lexical), so
+# the last few questions are served from here when asked again (not measured)
+SCORES_CACHED = 64
 FILTER_FIELDS = {
     "province": "province",
     "asset": "asset",
@@ -72,7 +75,7 @@ class SearchSnapshot:
     # the saved vectors read by row for re-scoring (coarse.RowReader), when the snapshot was loaded from files
     row_reader: Any = field(default=None, repr=False, compare=False)
     # scores of one query on one run of rows (a repeated search of the same query is served from here)
-    _scores: LruCache[Any] = field(default_factory=lambda: LruCache(64), repr=False, compare=False)
+    _scores: LruCache[Any] = field(default_factory=lambda: LruCache(SCORES_CACHED), repr=False, compare=False)
 
     def mask(self, filters: Filters) -> np.ndarray:
         """Which of all rows pass `filters`."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import threading
@@ -84,7 +85,7 @@ def save(snapshot: SearchSnapshot, folder: Path, settings: dict[str, Any]) -> bo
             shutil.rmtree(stale, ignore_errors=True)
         os.replace(tmp, target)
     except OSError as exc:  # a full or read-only disk costs the next start a rebuild, nothing more
-        logs.event(log, 30, "search snapshot not saved", error=repr(exc), folder=str(folder))
+        logs.event(log, logging.WARNING, "search snapshot not saved", error=repr(exc), folder=str(folder))
         shutil.rmtree(tmp, ignore_errors=True)
         return target.exists()
     _remove_older(folder, snapshot.version)
@@ -135,7 +136,9 @@ def load(folder: Path, version: int, settings: dict[str, Any]) -> SearchSnapshot
             **arrays,
         )
     except (OSError, ValueError, KeyError) as exc:
-        logs.event(log, 30, "search snapshot on disk unreadable; rebuilding", error=repr(exc), folder=str(target))
+        logs.event(
+            log, logging.WARNING, "search snapshot on disk unreadable; rebuilding", error=repr(exc), folder=str(target)
+        )
         return None
 
 

@@ -11,10 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+# how long a writer waits for another's lock before SQLite gives up: longer than the slowest write transaction
+# (one document's chunks and vectors; 民法典's 1,260 articles take seconds), so writers queue instead of failing
+BUSY_TIMEOUT_S = 30.0
+
 
 def connect(path: Path | str) -> Any:
     """Open a connection in autocommit mode (transactions are explicit) with WAL journaling."""
-    con = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False, isolation_level=None)
+    con = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None)
     con.execute("PRAGMA journal_mode=WAL")
     con.execute("PRAGMA synchronous=NORMAL")
     con.execute("PRAGMA foreign_keys=ON")

@@ -15,6 +15,7 @@ from regrag.config import ConfigError, Settings
 from regrag.domain.errors import RegragError
 from regrag.entrypoints.cli import commands
 from regrag.entrypoints.cli.ingest import cmd_delete, cmd_ingest
+from regrag.inputs.parse import EVAL_K
 from regrag.services import Services
 
 
@@ -83,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="evaluate retrieval and answers on a question file, or the citation check on a folder of memos",
     )
     ev.add_argument("questions", help="a .jsonl question file, or a folder of memo-NN.md + memo-NN.json")
-    ev.add_argument("--k", type=int, default=10)
+    ev.add_argument("--k", type=int, default=EVAL_K)
     ev.add_argument(
         "--mode",
         default="full",

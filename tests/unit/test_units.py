@@ -1,0 +1,83 @@
+"""The unit table (data/units.tsv, regrag.text.units) and the figure checks built on it (regrag.text.figures)."""
+
+import re
+
+import pytest
+
+from regrag.text import figures, units
+from regrag.text.units import QUESTION, TEXT
+
+
+def test_the_table_is_consistent() -> None:
+    table = units.units()
+    symbols = {u.symbol for u in table}
+    assert all(set(u.family) <= symbols for u in table), "a family names a symbol no unit has"
+    assert all(u.source and u.quantity for u in table)
+    # a unit a question can ask in is read as a figure after digits, so a quote stating it can answer
+    assert all(u.reads(TEXT, chinese=False) for u in table if u.asked)
+
+
+def names(pattern: str) -> set[str]:
+    return {re.sub(r"\\(.)", r"\1", n) for n in pattern.split("|")}
+
+
+def test_one_unit_written_two_ways_and_the_units_that_answer_for_it() -> None:
+    assert names(units.unit_pattern("日")) == {"日", "天"}  # a count of calendar days, never 个工作日
+    assert names(units.answering_pattern("天")) == {"天", "日", "个工作日"}
+    assert names(units.answering_pattern("个工作日")) == {"天", "日", "个工作日"}
+    assert names(units.answering_pattern("元")) == {"元", "万元", "亿元"}
+    assert names(units.answering_pattern("度")) == {"度", "千瓦时", "℃"}
+    assert names(units.answering_pattern("千瓦时")) == {"千瓦时", "度"}
+    assert names(units.answering_pattern("公斤")) == {"公斤", "千克"}
+    assert names(units.answering_pattern("个月")) == {"个月", "月"}
+    assert units.answering_pattern("光年") == "光年"  # not in the table: itself
+
+
+def test_longest_unit_first() -> None:
+    assert units.alternation(["千瓦", "千瓦时", "瓦"]) == "千瓦时|千瓦|瓦"
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("禁止在二十五度以上陡坡地开垦种植农作物", {25}),  # a slope in degrees
+        ("征收耕地超过三十五公顷的", {35}),
+        ("市区内电缆两侧各零点七五米的范围内", {0}),  # a decimal reads as its integer part, as 0.75米 does
+        ("自一九九三年起", {1993}),  # a year written digit by digit
+        ("第三人", set()),  # numeral and unit make a word
+        ("9．天平", set()),  # item 9 of a list, a balance
+        ("罚款5000元", {5000}),
+        ("连续驾驶时间不得超过四个小时", {4}),
+    ],
+)
+def test_figures_in_a_regulation(text: str, values: set[int]) -> None:
+    assert figures.figure_values(text) == values
+
+
+@pytest.mark.parametrize(
+    ("question", "values"),
+    [
+        ("是否每五年更换一次？", {5}),
+        ("按两倍收购吗？", {2}),
+        ("三元锂电池储能电站需要什么许可？", set()),  # 三元 is a word part in a question
+        ("填海大概40公顷，用海申请找谁提？", set()),  # the asker's case, not a rule it presumes
+        ("一家50人的企业需要考核吗？", set()),
+        ("罚款是5000元吗？", {5000}),
+    ],
+)
+def test_figures_a_question_states(question: str, values: set[int]) -> None:
+    assert figures.stated_figure_values(question) == values
+
+
+def test_the_units_a_question_asks_in() -> None:
+    assert figures.asked_units("每亩多少元？要提前几个工作日？几个小时？") == ("元", "个工作日", "个小时")
+    assert figures.asked_units("比例是百分之几？") == ("%",)
+    assert figures.figure_in_units(("公斤",), "每瓶不得超过5千克")
+    assert figures.figure_in_units(("个小时",), "不得超过四小时")
+    assert not figures.figure_in_units(("元",), "每年12月31日前")
+
+
+def test_stated_and_text_readings_differ_only_where_the_table_says() -> None:
+    for unit in units.units():
+        assert unit.reads(QUESTION, chinese=True) <= unit.reads(QUESTION, chinese=False)
+        assert unit.reads(TEXT, chinese=False)
