@@ -63,7 +63,10 @@ def ocr_options(services: Services) -> ingest_stage.OcrOptions:
     """The wired OCR engine with the limits and the low-confidence threshold of the settings."""
     s = services.settings
     limits = OcrLimits(
-        max_pages=s.ocr_max_pages, max_image_pixels=s.ocr_max_image_pixels, page_timeout_s=s.ocr_page_timeout_s
+        max_pages=s.ocr_max_pages,
+        max_image_pixels=s.ocr_max_image_pixels,
+        page_timeout_s=s.ocr_page_timeout_s,
+        max_rereads_per_page=s.ocr_max_rereads,
     )
     return ingest_stage.OcrOptions(services.ocr, limits, s.ocr_low_confidence)
 

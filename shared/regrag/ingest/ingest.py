@@ -37,7 +37,8 @@ SIDECAR_SUFFIX = ".meta.json"
 IGNORED_NAMES = ("manifest.jsonl",)
 # Bumped whenever the rules that derive a document's metadata or chunks change: a stored document derived by
 # older rules is re-ingested even when its bytes are unchanged (regrag ingest, the reconcile job).
-INGEST_VERSION = 4  # 3: page spans (and OCR) of PDFs and images; 4: province from the issuer, unknown flagged
+INGEST_VERSION = 5  # 3: page spans (and OCR) of PDFs and images; 4: province from the issuer, unknown flagged;
+# 5: scans turned upright, unsure lines read again, article labels kept
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from regrag.text import scans
 from regrag.text.images import OcrLimits, ScanError
-from regrag.text.ocr_text import PlacedLine, assemble
+from regrag.text.ocr_text import PlacedLine, assemble, restore_article_starts
 from regrag.text.parsed import ParsedText, UnreadableDocument
 from regrag.text.scans import OcrFunction
 
@@ -43,7 +43,7 @@ def parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimits
         raise UnreadableDocument(f"{name}: {exc}") from exc
     if not any(kept[i] for i in range(len(kept)) if i not in ocr_lines) and not any(ocr_lines.values()):
         raise UnreadableDocument(f"{name}: the PDF has no text layer (scanned pages need OCR first)")
-    placed = _place_lines(kept, ocr_lines)
+    placed = restore_article_starts(_place_lines(kept, ocr_lines))
     text, spans = assemble(placed, range(1, len(kept) + 1), {index + 1 for index in ocr_lines})
     first = text.split("\n", 1)[0]
     title = first if first and len(first) <= 80 else None
@@ -95,7 +95,7 @@ def parse_image(name: str, data: bytes, fmt: str, ocr: OcrFunction | None, limit
         (placed_by_page, engine), count = scans.ocr_image_pages(data, ocr, limits)
     except ScanError as exc:
         raise UnreadableDocument(f"{name}: {exc}") from exc
-    placed = _place_lines([[] for _ in range(count)], placed_by_page)
+    placed = restore_article_starts(_place_lines([[] for _ in range(count)], placed_by_page))
     text, spans = assemble(placed, range(1, count + 1), set(range(1, count + 1)))
     first = text.split("\n", 1)[0]
     title = first if first and len(first) <= 80 else None
