@@ -70,10 +70,14 @@ def main() -> None:
         by_key[title_key(str(record["title"]))].append(str(record["doc_id"]))
 
     basis = collections.Counter()
+    unstated = collections.Counter()  # amended texts that do not state when their latest amendment took effect
     rows, links, clauses = [], [], []
     for record, text, header in docs:
         doc_id, given = str(record["doc_id"]), str(record["effective_date"])
         found = facts(text, header, str(record["title"]))
+        read = entry_into_force(text, header)
+        if read.amendment:
+            unstated[read.basis] += 1
         effective = found["effective"]
         relation = (
             "same"
@@ -105,6 +109,10 @@ def main() -> None:
         print(f"  {b:<20} {rel:<8} {n}")
     changed = sum(n for (b, rel), n in basis.items() if rel in ("later",))
     print(f"text states a later entry into force than the manifest: {changed} of {len(docs)}")
+    print(
+        f"amended, the amendment's entry into force not in the text (effective_date_uncertain): "
+        f"{sum(unstated.values())} ({', '.join(f'{b} {n}' for b, n in sorted(unstated.items()))})"
+    )
     pairs = {(str(r["supersedes"]), str(r["doc_id"])) for r, _, _ in docs if r.get("supersedes")}
     found_pairs = {(m, d) for d, kind, _, match, _ in links if kind == "repeals" for m in match.split(",") if m}
     print(

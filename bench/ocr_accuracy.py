@@ -6,6 +6,9 @@
 Per fixture it prints:
 - character accuracy: 1 − edit distance / source length, both texts without whitespace and without the
   source's Markdown markup (`#`, `<!-- … -->`);
+- labels found: the share of the source's article labels the chunker finds as article starts in the OCR text
+  (a label lost or glued into the article before it is missing: that article's text would be cited under the
+  article before);
 - articles recovered: the share of the source's articles (`split_structure` over the normalised source) whose
   label the chunker finds in the normalised OCR text, with the article's text at ≥ 90 % similarity;
 - seconds per page (rasterise + OCR + cleaning, the whole `parse_document`), mean line confidence and the
@@ -76,8 +79,11 @@ def main(argv: list[str] | None = None) -> None:
     engine.recognize((Path(__file__).resolve().parents[1] / "tests/fixtures/ocr/nat-reg-0088-p2.png").read_bytes())
     print(f"engine {engine.engine_id}: first page including model load {time.perf_counter() - started:.2f} s")
     rows = [json.loads(line) for line in (args.folder / "manifest.jsonl").read_text().splitlines() if line]
-    print("| fixture | pages | dpi | char accuracy | articles, right label | s/page | mean conf | low-conf pages |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(
+        "| fixture | pages | dpi | char accuracy | labels found | articles, right label | s/page | mean conf "
+        "| low-conf pages |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         if args.only and row["name"] not in args.only:
             continue
@@ -97,8 +103,11 @@ def main(argv: list[str] | None = None) -> None:
         confidences = [p.confidence for p in parsed.pages if p.confidence is not None]
         mean = sum(confidences) / len(confidences) if confidences else float("nan")
         low = low_confidence_pages(parsed.pages, args.low_confidence)
+        found = sum(1 for label in src_articles if label in ocr_articles)
+        lost = [label for label in src_articles if label not in ocr_articles]
         print(
             f"| {row['name']} | {len(parsed.pages)} | {row['dpi']} | {accuracy:.4f} | "
+            f"{found}/{len(src_articles)}{' (lost: ' + '、'.join(lost) + ')' if lost else ''} | "
             f"{recovered}/{len(src_articles)} ({recovered / max(1, len(src_articles)):.0%}) | "
             f"{seconds / max(1, len(parsed.pages)):.2f} | {mean:.3f} | {low or '—'} |",
             flush=True,

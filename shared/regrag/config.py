@@ -176,6 +176,9 @@ class Settings:
     ocr_low_confidence: float = field(
         default=0.9, metadata={"env": "REGRAG_OCR_LOW_CONFIDENCE", "min": 0.0, "max": 1.0}
     )
+    # lines per page read again from their own enlarged crop when read with confidence under 0.8 (a label read
+    # at 0.4 would be dropped as noise); each is one more engine call (Document AI: one more request); 0: never
+    ocr_max_rereads: int = field(default=12, metadata={"env": "REGRAG_OCR_MAX_REREADS", "min": 0, "max": 200})
     # topics (Pub/Sub topic ids; in local mode, names on the in-process bus)
     topic_chunked: str = field(default="regrag-chunked", metadata={"env": "REGRAG_TOPIC_CHUNKED"})
     topic_embedded: str = field(default="regrag-embedded", metadata={"env": "REGRAG_TOPIC_EMBEDDED"})

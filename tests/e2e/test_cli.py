@@ -172,3 +172,73 @@ def test_date_corrections_are_summarised_audited_and_old_derivations_redone(tmp_
     before_chunks = summary["index"]["chunks"]
     code, out, _ = run(capsys, "ingest", str(corpus))
     assert json.loads(out)["unchanged"] == 2 and json.loads(out)["index"]["chunks"] == before_chunks
+
+
+def test_a_province_the_text_does_not_tell_is_flagged_not_taken_for_national(tmp_path, monkeypatch, capsys):
+    from regrag.views.documents import document_view
+    from regrag.wiring import get_services
+
+    monkeypatch.setenv("REGRAG_EMBEDDER", "hash")
+    folder = tmp_path / "loose"
+    folder.mkdir()
+    body = "第一条 为了规范充电设施建设，制定本办法。\n第二条 本办法自2024年1月1日起施行。\n"
+    (folder / "sz-charging.md").write_text("# 深圳市电动汽车充电设施管理办法\n\n" + body, encoding="utf-8")
+    (folder / "pv-rules.md").write_text("# 光伏电站运行管理办法\n\n" + body, encoding="utf-8")
+    code, out, err = run(capsys, "ingest", str(folder))
+    assert code == 0, err
+    assert json.loads(out)["province_unknown"] == 1
+    assert "metadata: pv-rules: province unknown: neither the title nor an issuer line names a place" in err
+
+    store = get_services().store
+    shenzhen = document_view(store, "sz-charging")
+    assert shenzhen["metadata"]["province"] == "gd" and shenzhen["provenance"]["province"] == "inferred"
+    assert shenzhen["metadata"]["place_evidence"] == "title: 深圳"
+    unknown = document_view(store, "pv-rules")
+    assert unknown["metadata"]["province"] == "unknown" and unknown["provenance"]["province"] == "unknown"
+    assert unknown["metadata"]["metadata_warnings"][0].startswith("province unknown")
+    # not nationwide law: a question filtered to national rules does not see it
+    code, out, _ = run(capsys, "ask", "光伏电站运行管理", "--province", "national", "--json")
+    assert "pv-rules" not in {c["doc_id"] for c in json.loads(out)["candidates"]}
+
+
+def test_an_amendments_unstated_entry_into_force_is_audited_marked_and_settled_by_a_sidecar(
+    tmp_path, monkeypatch, capsys
+):
+    from regrag.views.documents import document_view
+    from regrag.wiring import get_services, reset_services
+
+    monkeypatch.setenv("REGRAG_EMBEDDER", "hash")
+    corpus = make_corpus(tmp_path, {"nat-law-0015", "nat-law-0018"})
+    manifest = corpus / "manifest.jsonl"
+    rows = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines()]
+    for row in rows:  # as the corpus's manifest has it: the sample's adds the decision's date
+        assert row.pop("amendment_effective_date", "2010-04-01") == "2010-04-01"
+    manifest.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    code, out, err = run(capsys, "ingest", str(corpus))
+    assert code == 0 and json.loads(out)["dates_uncertain"] == 1, err
+    assert "dates: 1 amended document(s) are cited with the adoption date of their latest amendment" in err
+    code, out, err = run(capsys, "audit", "--json")
+    renewables = {row["doc_id"]: row for row in json.loads(out)}["nat-law-0015"]
+    assert renewables["effective_date"] == "2009-12-26" and renewables["effective_date_uncertain"] is True
+    assert "《关于修改<中华人民共和国可再生能源法>的决定》修正" in renewables["amendment_line"]
+    code, out, err = run(capsys, "audit")
+    assert "effective date uncertain: 2009-12-26 is the adoption of the latest amendment" in out
+    assert "1 dated by an amendment's adoption" in err
+    view = document_view(get_services().store, "nat-law-0015")
+    assert view["metadata"]["effective_date_uncertain"] is True
+    assert "2009-12-26为该修改通过之日，实际施行日期可能较晚" in view["notes"]["effective_date"]
+    assert "notes" in view and "effective_date" not in document_view(get_services().store, "nat-law-0018")["notes"]
+
+    # the decision: 本决定自2010年4月1日起施行. A sidecar says so, and the citation's date follows
+    for row in rows:
+        if row["doc_id"] == "nat-law-0015":
+            row["amendment_effective_date"] = "2010-04-01"
+    manifest.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    reset_services()
+    code, out, err = run(capsys, "ingest", str(corpus))
+    assert code == 0 and json.loads(out)["dates_uncertain"] == 0 and json.loads(out)["chunked"] == 1, err
+    view = document_view(get_services().store, "nat-law-0015")
+    assert view["metadata"]["effective_date"] == "2010-04-01" and view["metadata"]["promulgated"] == "2009-12-26"
+    assert view["provenance"]["effective_date"] == "sidecar" and view["notes"] == {}
+    code, out, _ = run(capsys, "ask", "可再生能源 全额收购", "--as-of", "2010-02-01", "--json")
+    assert "nat-law-0015" not in {c["doc_id"] for c in json.loads(out)["candidates"]}  # not in force yet then

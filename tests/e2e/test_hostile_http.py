@@ -153,3 +153,94 @@ def test_openapi_document_is_served_and_covers_every_route(client: Client) -> No
     assert routed - published == {"/", "/assets/<name>"}
     assert doc["components"]["schemas"]["QueryRequest"] is not None
     assert doc["components"]["schemas"]["QueryRequest"]["properties"]["top_k"]["maximum"] == schemas.MAX_TOP_K
+
+
+# --- the real server: what waitress refuses before the routes see the request ---------------------------------
+
+
+@pytest.fixture
+def served(hash_services: Any) -> Any:
+    """`regrag serve`'s waitress server on a free port, in a thread; yields its port."""
+    import threading
+    from dataclasses import replace
+
+    from regrag.api.server import create_server
+
+    settings = replace(hash_services.settings, cors_origins="https://regrag.example.com")
+    server = create_server(replace(hash_services, settings=settings), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    yield server.effective_port
+    server.close()
+    thread.join(5)
+
+
+def raw_request(port: int, head: str, body: bytes = b"") -> tuple[int, dict[str, str], bytes]:
+    """Send a request's head (and the start of its body) on a socket; the status, headers and body answered."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head.encode("latin-1") + body)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head_bytes, _, payload = data.partition(b"\r\n\r\n")
+    status_line, *header_lines = head_bytes.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in header_lines)}
+    return int(status_line.split()[1]), headers, payload
+
+
+def test_the_server_refuses_a_20_mb_body_with_the_json_error(served: int) -> None:
+    """A client that sends the whole body before it reads (Python's http.client) reads the JSON answer: the
+    server drains what it refused instead of resetting the connection."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", served, timeout=30)
+    headers = {"Content-Type": JSON, "Origin": "https://regrag.example.com"}
+    connection.request("POST", "/query", body=b'{"question": "' + b"x" * 20_000_000 + b'"}', headers=headers)
+    response = connection.getresponse()
+    assert response.status == 413 and response.getheader("Content-Type") == JSON
+    assert json.loads(response.read()) == {
+        "error": {"code": "request_entity_too_large", "message": "request body larger than 1000000 bytes"}
+    }
+    assert response.getheader("Access-Control-Allow-Origin") == "https://regrag.example.com"  # the page reads it
+    assert response.getheader("Connection") == "close"
+
+
+def test_the_body_is_refused_from_its_content_length_before_it_arrives(served: int) -> None:
+    head = "POST /query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20000000\r\n\r\n"
+    status, headers, body = raw_request(served, head, b'{"question": "' + b"x" * 1000)
+    assert status == 413 and headers["content-type"] == JSON
+    assert json.loads(body)["error"]["code"] == "request_entity_too_large"
+
+
+def test_the_server_refuses_a_chunked_body_over_the_limit_in_json(served: int) -> None:
+    chunk = b"x" * 400_000
+    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(4)) + b"0\r\n\r\n"
+    head = "POST /query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    status, headers, payload = raw_request(served, head, body)
+    assert status == 413 and headers["content-type"] == JSON
+    assert json.loads(payload)["error"]["code"] == "request_entity_too_large"
+
+
+def test_the_server_answers_malformed_http_and_huge_headers_in_json(served: int) -> None:
+    status, headers, payload = raw_request(served, "POST /query HTTP/1.1\r\nContent-Length: x\r\n\r\n")
+    assert status == 400 and headers["content-type"] == JSON and json.loads(payload)["error"]["message"]
+    huge = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: " + "a" * 300_000 + "\r\n\r\n"
+    status, headers, payload = raw_request(served, huge)
+    assert status == 431 and json.loads(payload)["error"]["code"] == "request_header_fields_too_large"
+    # and the server still answers
+    status, _, payload = raw_request(served, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert status == 200 and json.loads(payload)
+
+
+def test_a_document_for_the_citation_check_may_be_larger_than_a_question(served: int) -> None:
+    """Each route has its own body limit, applied from the headers: 1 MB for a question, the check's own limit
+    (REGRAG_CHECK_MAX_BYTES) for a document to check."""
+    head = (
+        "POST /check HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        "Content-Length: {n}\r\n\r\n"
+    )
+    body = json.dumps({"text": "依《电力法》第一条。" + " " * 1_200_000}).encode()
+    status, headers, payload = raw_request(served, head.format(n=len(body)), body)
+    assert status != 413 and headers["content-type"] == JSON, payload[:200]

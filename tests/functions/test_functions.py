@@ -179,6 +179,16 @@ def test_query_bad_requests_get_400_with_a_json_message(env, body, status, messa
     assert message in r.get_json()["error"]["message"]
 
 
+@pytest.mark.parametrize(("name", "path"), [("query", "/"), ("query", "/query"), ("query", "/feedback"),
+                                           ("rerank", "/"), ("compose", "/")])  # fmt: skip
+def test_a_20_mb_body_gets_the_json_413_from_every_http_function(env, name, path):
+    r = client(name).post(path, data=b'{"question": "' + b"x" * 20_000_000 + b'"}', content_type="application/json")
+    assert r.status_code == 413 and r.mimetype == "application/json"
+    assert r.get_json() == {
+        "error": {"code": "request_entity_too_large", "message": "request body larger than 1000000 bytes"}
+    }
+
+
 def test_query_function_serves_the_page_and_its_routes(env):
     record = sample_manifest()["sh-0001"]
     put_object(

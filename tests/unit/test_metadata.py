@@ -89,3 +89,50 @@ def test_exception_scopes_become_article_labels() -> None:
     chapter = DateException("第五章的规定", (), "2022-07-01", "第五章的规定自二〇二二年七月一日起施行")
     headings = {"第四十条": ("第五章 法律责任",), "第三条": ("第一章 总则",)}
     assert with_chapter_articles((chapter,), headings)[0].articles == ("第四十条",)
+
+
+RENEWABLES_HEADER = [
+    "2005年2月28日 第十届全国人民代表大会常务委员会第十四次会议通过",
+    "2009年12月26日 第十一届全国人民代表大会常务委员会第十二次会议《关于修改<中华人民共和国可再生能源法>的决定》修正",
+]
+RENEWABLES_TEXT = "第三十三条 本法自2006年1月1日起施行。"
+
+
+def test_an_amendment_whose_entry_into_force_the_text_does_not_state_is_marked_uncertain() -> None:
+    found = resolve_dates({}, {}, RENEWABLES_TEXT, RENEWABLES_HEADER)
+    assert found.values["effective_date"] == "2009-12-26" and found.values["effective_date_uncertain"] is True
+    assert "《关于修改<中华人民共和国可再生能源法>的决定》修正" in found.values["amendment_line"]
+    assert found.values["date_warnings"] == ()  # a doubt, not a correction: audit lists it by the flag
+    # the corpus manifest gives the amendment's adoption as effective_date: no more certain for that
+    same = resolve_dates({"effective_date": "2009-12-26"}, {"effective_date": "sidecar"}, RENEWABLES_TEXT,
+                         RENEWABLES_HEADER)  # fmt: skip
+    assert same.values["effective_date_uncertain"] is True
+
+
+def test_a_sidecar_gives_the_amendments_entry_into_force() -> None:
+    values = {"effective_date": "2009-12-26", "amendment_effective_date": "2010-04-01"}
+    provenance = {"effective_date": "sidecar", "amendment_effective_date": "sidecar"}
+    found = resolve_dates(values, provenance, RENEWABLES_TEXT, RENEWABLES_HEADER)
+    assert found.values["effective_date"] == "2010-04-01" and found.provenance["effective_date"] == "sidecar"
+    assert found.values["promulgated"] == "2009-12-26" and found.values["effective_date_uncertain"] is False
+    # so does an effective_date later than the adoption (headers omit what took effect later)
+    later = resolve_dates({"effective_date": "2010-04-01"}, {"effective_date": "sidecar"}, RENEWABLES_TEXT,
+                          RENEWABLES_HEADER)  # fmt: skip
+    assert later.values["effective_date"] == "2010-04-01" and later.values["effective_date_uncertain"] is False
+
+
+@pytest.mark.parametrize(
+    ("amendment", "text", "header", "words"),
+    [
+        ("2009-01-01", RENEWABLES_TEXT, RENEWABLES_HEADER, "is before the amendment's adoption (2009-12-26"),
+        ("2024-08-01", TEXT, HEADER, "the text states when this version took effect (2024-07-01"),
+        ("2024-08-01", "第十条 本条例自2020年1月1日起施行。", ["2019年12月1日 国务院公布"], "states when this version"),
+        ("2024-08-01", "第十条 保护电力设施。", ["2019年12月1日 国务院公布"], "the text records no amendment"),
+    ],
+)
+def test_an_amendment_date_the_text_contradicts_is_not_used(amendment, text, header, words) -> None:
+    values = {"amendment_effective_date": amendment}
+    found = resolve_dates(values, {"amendment_effective_date": "sidecar"}, text, header)
+    assert found.values.get("effective_date") != amendment
+    [warning] = found.values["date_warnings"]
+    assert warning.startswith(f"sidecar amendment_effective_date {amendment}") and words in warning

@@ -25,7 +25,15 @@ from regrag.domain.ocr import (
 from regrag.text.chunking import split_structure
 from regrag.text.images import OcrLimits
 from regrag.text.normalize import normalize
-from regrag.text.ocr_text import reading_order, remove_noise, restore_label_space, tidy_line
+from regrag.text.ocr_text import (
+    PlacedLine,
+    assemble,
+    reading_order,
+    remove_noise,
+    restore_article_starts,
+    restore_label_space,
+    tidy_line,
+)
 from regrag.text.parse import UnreadableDocument, parse_document
 
 from conftest import FORMATS
@@ -375,3 +383,84 @@ def test_engine_errors_reach_the_caller():
 def test_an_unreadable_image_is_unsupported():
     with pytest.raises(UnreadableDocument, match="unreadable image"):
         parse_document("broken.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 40, ocr=never)
+
+
+# --- article labels are never lost ------------------------------------------------------------------------
+
+
+def placed(text: str, starts: bool, row: int = 0) -> PlacedLine:
+    return PlacedLine(text, 1, starts, Box(LEFT, 0.14 + row * 0.034, RIGHT, 0.14 + row * 0.034 + EM), 0.97)
+
+
+def test_a_label_the_geometry_glued_to_the_article_before_starts_its_article():
+    # a skewed page: the last line of 第二条 was lost and 第三条's indent hidden, so its line continues 第二条
+    lines = [
+        placed("电力设施保护条例", True),
+        placed("第二条 本条例适用于中华人民共和国境内已建或在建的电力设施（包括发电设施、变电设施和", True),
+        placed("电力线路设施及其有关辅助", False, 1),
+        placed("第三条电力设施的保护，实行电力管理部门、公安部门、电力企业和人民群众相结合的原则。", False, 2),
+        placed("第四条 电力设施受国家法律保护。", True, 3),
+    ]
+    fixed = restore_article_starts(lines)
+    assert [ln.starts_paragraph for ln in fixed] == [True, True, False, True, True]
+    text, _ = assemble(fixed, [1], {1: "local"})
+    structure = split_structure(normalize(text))
+    assert [s.label for s in structure.segments] == ["第二条", "第三条", "第四条"]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # a reference a line wrap put at the start of a line: 第三条 is an article of its own further on
+        [placed("第二条 违反本条例", True), placed("第三条规定的，由电力管理部门责令改正。", False, 1),
+         placed("第三条 电力设施的保护。", True, 2)],
+        # nothing after it says the sequence goes on: not certain
+        [placed("第二条 违反本条例，依照", True), placed("第三条处罚。", False, 1)],
+        # not the next number
+        [placed("第二条 违反本条例，依照", True), placed("第九条处罚。", False, 1), placed("第十条 附则。", True, 2)],
+    ],
+)  # fmt: skip
+def test_a_label_is_moved_only_where_the_sequence_makes_it_certain(lines):
+    assert [ln.starts_paragraph for ln in restore_article_starts(lines)] == [ln.starts_paragraph for ln in lines]
+
+
+def test_a_label_line_read_with_low_confidence_is_kept_where_noise_is_dropped():
+    page = OcrPage(
+        (
+            line("第二条 本条例适用于电力设施。", 0, indent=2 * EM),
+            line("第三条 电力设施的保护实行群众相结合的原则。", 1, indent=2 * EM, conf=0.31),
+            line("叫", 2, conf=0.31),
+        ),
+        1240,
+        1754,
+        "canned",
+    )
+    [kept] = remove_noise([(1, reading_order(page))])
+    assert [ln.text for ln in kept] == ["第二条 本条例适用于电力设施。", "第三条 电力设施的保护实行群众相结合的原则。"]
+
+
+def test_an_unsure_line_is_read_again_from_its_enlarged_crop_and_the_better_reading_kept():
+    calls: list[tuple[int, int]] = []
+    unsure = line("笫三杀 电力设施的保护。", 2, indent=2 * EM, conf=0.42)  # 第三条 misread
+
+    def engine(png: bytes) -> OcrPage:
+        size = Image.open(io.BytesIO(png)).size
+        calls.append(size)
+        if len(calls) == 1:  # the page
+            lines = (
+                line("电力设施保护条例", 0, indent=0.2),
+                line("第二条 本条例适用于电力设施。", 1, indent=2 * EM),
+                unsure,
+                line("第四条 本条例自发布之日起施行。", 3, indent=2 * EM),
+            )
+            return OcrPage(lines, *size, "canned")
+        return OcrPage((OcrLine("第三条 电力设施的保护。", 0.96, Box(0.05, 0.3, 0.95, 0.7)),), *size, "canned")
+
+    page = Image.new("L", (1240, 1754), 255)
+    buf = io.BytesIO()
+    page.save(buf, "PNG")
+    parsed = parse_document("scan.png", buf.getvalue(), ocr=engine)
+    assert len(calls) == 2 and calls[1][1] < calls[0][1]  # one crop, of one line
+    assert calls[1][0] >= 2 * unsure.box.width * 1240  # enlarged
+    structure = split_structure(normalize(parsed.text))
+    assert [s.label for s in structure.segments] == ["第二条", "第三条", "第四条"]

@@ -195,8 +195,8 @@ def admin_eval(services: Services, body: Any) -> dict[str, Any]:
 
 
 def admin_audit(services: Services) -> dict[str, Any]:
-    """GET /admin/audit (after require_admin): every document whose dates the text corrected or contradicted."""
-    return {"documents": documents.date_audit(services.store)}
+    """GET /admin/audit (after require_admin): every document whose metadata ingest corrected or doubts."""
+    return {"documents": documents.metadata_audit(services.store)}
 
 
 def retrieve_relevant_chunks(

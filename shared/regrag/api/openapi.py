@@ -293,7 +293,7 @@ def _admin_paths() -> dict[str, Any]:
             errors=_ADMIN_ERRORS,
         ),
         "/admin/audit": _get(
-            "Documents whose dates text and metadata disagree on (admin)",
+            "Documents whose metadata ingest corrected or doubts: dates, amendments, provinces (admin)",
             {"type": "object"},
             security=_ADMIN,
             errors=_ADMIN_ERRORS,

@@ -6,6 +6,11 @@ at most `max_waiting` wait for a turn, none longer than `wait_s`; a caller whose
 answered 503 with Retry-After at once, so a crowd gets fast refusals instead of a queue tens of seconds long.
 The thread pool is sized so that a refusal always finds a thread: active + waiting + a few for the page and the
 cheap GETs. Idle keep-alive connections cost waitress a socket, not a thread.
+
+waitress refuses some requests itself, before the application sees them: a body over the size limit (413,
+from the Content-Length alone, or while de-chunking), headers over theirs (431), malformed HTTP (400). Its own
+answer is plain text; `JsonErrorTask` answers them with the API's JSON error instead (`{"error": {"code",
+"message"}}`, the CORS headers of an allowed origin), so a client reads every refusal the same way.
 """
 
 from __future__ import annotations
@@ -14,16 +19,18 @@ import contextlib
 import heapq
 import itertools
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from werkzeug.exceptions import default_exceptions
 from werkzeug.wrappers import Request
 
 from regrag import logs
-from regrag.api.routes import dispatch, error_body, json_response
+from regrag.api.routes import MAX_BODY_BYTES, dispatch, error_body, error_response, json_response, with_cors
 from regrag.services import Services
 
 log = logs.get("server")
@@ -165,23 +172,31 @@ MAX_WIRE_BYTES = 64 * 1024 * 1024
 
 def serve(services: Services, host: str = "127.0.0.1", port: int = 8080, limits: Limits | None = None) -> None:
     """Serve until interrupted, on waitress with `limits.threads` threads and admission control."""
-    import waitress
-
     limits = limits or Limits()
     _raise_open_file_limit()
-    app = wsgi_app(services, Admission(limits))
+    server = create_server(services, host, port, limits)
     logs.event(log, logging.INFO, "serving", host=host, port=port, threads=limits.threads, max_active=limits.max_active)
-    waitress.serve(
-        app,
+    server.run()
+
+
+def create_server(services: Services, host: str, port: int, limits: Limits | None = None) -> Any:
+    """The waitress server of `regrag serve`, listening, not yet running (`.run()`; port 0 picks a free port,
+    `.effective_port` says which). Requests waitress refuses itself are answered in JSON (JsonErrorTask)."""
+    import waitress.server
+
+    limits = limits or Limits()
+    sockets: dict[int, Any] = {}
+    server = waitress.server.create_server(
+        wsgi_app(services, Admission(limits)),
+        map=sockets,
         host=host,
         port=port,
         threads=limits.threads,
         # connections beyond this wait in the kernel's backlog; each costs a socket, not a thread
         connection_limit=max(WAITRESS_CONNECTION_LIMIT, 4 * limits.threads),
         channel_timeout=CHANNEL_TIMEOUT_S,
-        # bodies up to this reach the routes, which refuse what is over their own limit with a JSON 413 (1 MB
-        # for questions; REGRAG_CHECK_MAX_BYTES, 20 MB by default, for POST /check); past it waitress answers
-        # 413 itself. Waitress spools large bodies to a temporary file, not memory
+        # the largest body any route takes; each request's own limit (body_limit: 1 MB, or REGRAG_CHECK_MAX_BYTES
+        # for POST /check) is applied as soon as its headers are read. Waitress spools large bodies to a file
         max_request_body_size=MAX_WIRE_BYTES,
         # past this waitress answers in plain text; below it the routes answer a long URL with a JSON 414
         max_request_header_size=256 * 1024,
@@ -191,6 +206,128 @@ def serve(services: Services, host: str = "127.0.0.1", port: int = 8080, limits:
         ident="regrag",
         clear_untrusted_proxy_headers=True,
     )
+    channel = _json_error_channel(services.settings.allowed_origins, services.settings.check_max_bytes)
+    for dispatcher in sockets.values():  # one listening server per address (localhost: IPv4 and IPv6)
+        if isinstance(dispatcher, waitress.server.BaseWSGIServer):
+            dispatcher.channel_class = channel
+    return server
+
+
+LINGER_S = 5.0  # after a refusal, how long the rest of a request is read (and dropped) before the socket closes
+LINGER_BYTES = 64_000_000
+# What waitress's own refusals say, by status (a 413 in the words the routes use for a body they refuse).
+_WAITRESS_MESSAGES = {431: "request headers are too large"}
+
+
+def body_limit(path: str, check_max_bytes: int) -> int:
+    """The largest body a request to `path` may carry: the citation check takes documents, the rest JSON."""
+    return check_max_bytes if path.rstrip("/").endswith("/check") else MAX_BODY_BYTES
+
+
+def _json_error_channel(allowed_origins: frozenset[str], check_max_bytes: int) -> type:
+    """waitress's HTTPChannel whose refusals (its ErrorTask) are the API's JSON errors, and whose requests are
+    held to their route's body limit from their headers on (a 20 MB question is refused unread)."""
+    import copy
+
+    from waitress.channel import HTTPChannel
+    from waitress.parser import HTTPRequestParser
+    from waitress.task import ErrorTask
+
+    class LimitedParser(HTTPRequestParser):  # type: ignore[misc]
+        """Reads the request line and headers, then gives the request its route's body limit (waitress checks
+        its `adj.max_request_body_size` against Content-Length, and against a chunked body as it arrives)."""
+
+        def parse_header(self, header_plus: bytes) -> None:
+            super().parse_header(header_plus)
+            limit = body_limit(self.path or "", check_max_bytes)
+            adj: Any = getattr(self, "adj")  # noqa: B009 - waitress's untyped attribute
+            if limit + 1 < adj.max_request_body_size:  # waitress refuses at >=
+                adj = copy.copy(adj)
+                adj.max_request_body_size = limit + 1
+                setattr(self, "adj", adj)  # noqa: B010
+
+    class JsonErrorTask(ErrorTask):  # type: ignore[misc]
+        """waitress's error task with the body and headers `regrag.api.routes` gives any error."""
+
+        def execute(self) -> None:
+            try:
+                status, headers, body = self._json_error()
+            except Exception:  # noqa: BLE001 - never fail a refusal: waitress's own plain-text answer then
+                super().execute()
+                return
+            self.status = status
+            self.response_headers.extend(headers)
+            self.set_close_on_finish()  # the rest of a refused body is never read
+            self.content_length = len(body)
+            self.write(body)
+
+        def _json_error(self) -> tuple[str, list[tuple[str, str]], bytes]:
+            error = self.request.error
+            status = int(getattr(error, "code", 500))
+            if status == 413:
+                message = f"request body larger than {self.request.adj.max_request_body_size - 1} bytes"
+            else:
+                message = _WAITRESS_MESSAGES.get(status) or (str(error.body) if status < 500 else "internal error")
+            logs.event(log, 30, "request refused by the server", status=status, error=message)
+            self.channel.refused = True
+            exception = default_exceptions.get(status)
+            if exception is not None:
+                response = error_response(exception(message))
+            else:
+                response = json_response(*error_body(status, "error", message))
+            origin = self.request.headers.get("ORIGIN")
+            response = with_cors(response, Request({"HTTP_ORIGIN": origin} if origin else {}), allowed_origins)
+            headers = [(k, v) for k, v in response.headers.items() if k != "Content-Length"]
+            return response.status, headers, response.get_data()
+
+    class JsonErrorChannel(HTTPChannel):  # type: ignore[misc]
+        """A channel that answers refusals in JSON and then closes gently: it stops sending, reads and discards
+        what the client still sends (up to LINGER_S seconds, LINGER_BYTES bytes), then closes. Closed at once,
+        the socket would reset a client still sending its 20 MB body, which then never reads the answer
+        (Python's http.client reports ConnectionResetError); Apache and nginx linger the same way."""
+
+        error_task_class = JsonErrorTask
+        parser_class = LimitedParser
+        refused = False  # set by JsonErrorTask: close gently once the answer is sent
+        linger_until: float | None = None
+        lingered_bytes = 0
+
+        def handle_close(self) -> None:
+            if self.refused and self.linger_until is None and self.connected:
+                try:
+                    self.socket.shutdown(socket.SHUT_WR)  # the answer is sent in full; the client sees the end
+                except OSError:
+                    super().handle_close()
+                    return
+                self.linger_until = time.monotonic() + LINGER_S
+                self.will_close = self.close_when_flushed = False
+                return
+            super().handle_close()
+
+        def readable(self) -> bool:
+            if self.linger_until is None:
+                return bool(super().readable())
+            if time.monotonic() > self.linger_until or self.lingered_bytes > LINGER_BYTES:
+                self.will_close = True  # handle_write closes it (writable is true now)
+                return False
+            return True
+
+        def writable(self) -> bool:
+            return bool(self.will_close) if self.linger_until is not None else bool(super().writable())
+
+        def handle_read(self) -> None:
+            if self.linger_until is None:
+                super().handle_read()
+                return
+            try:
+                data = self.recv(self.adj.recv_bytes)
+            except OSError:
+                data = b""
+            self.lingered_bytes += len(data)
+            if not data:
+                super().handle_close()
+
+    return JsonErrorChannel
 
 
 def _raise_open_file_limit() -> None:

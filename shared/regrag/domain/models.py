@@ -80,10 +80,22 @@ class DocumentMeta:
     promulgated: str | None = None
     title_key: str = ""  # the title as versions share it (regrag.text.relations.title_key), set at ingest
     effective_clause: str | None = None  # the verbatim 施行 clause `effective_date` was read from
+    # `effective_date` is the adoption of the latest amendment, whose own entry into force the text does not state
+    # (可再生能源法: amended 2009-12-26, in force 2010-04-01); `amendment_line` is the header line recording it.
+    # A sidecar's amendment_effective_date settles it (regrag.ingest.metadata.resolve_dates)
+    effective_date_uncertain: bool = False
+    amendment_line: str | None = None
+    # the sidecar's 施行 of the latest amendment, when the text does not state it
+    amendment_effective_date: str | None = None
     exceptions: tuple[DateException, ...] = ()
     references: tuple[TitleReference, ...] = ()
     # what ingest corrected or doubted about the dates it was given (shown by `regrag audit`)
     date_warnings: tuple[str, ...] = ()
+    # what ingest could not tell about the other fields, e.g. a province no sidecar gives and the text does not
+    # tell (shown by `regrag ingest` and `regrag audit`)
+    metadata_warnings: tuple[str, ...] = ()
+    # the words an inferred province was read from: "title: 深圳", "issuer: 国务院" (regrag.text.places)
+    place_evidence: str | None = None
     # the rules that derived this metadata: a re-ingest of unchanged bytes redoes a document derived by older ones
     ingest_version: int = 0
     # PDFs and page images: where each page's text lies in the stored text, whether OCR read it (with its mean
@@ -92,7 +104,8 @@ class DocumentMeta:
     pages: tuple[PageSpan, ...] = ()
     ocr_engine: str | None = None
     low_confidence_pages: tuple[int, ...] = ()
-    # field name → "sidecar" | "object-metadata" | "text" | "inferred" | "default"
+    # field name → "sidecar" | "object-metadata" | "text" | "inferred" | "unknown" (province: the text does not
+    # tell and nothing else said; the value is UNKNOWN_PROVINCE) | "default"
     provenance: dict[str, str] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -113,6 +126,7 @@ class DocumentMeta:
             r if isinstance(r, TitleReference) else TitleReference(**r) for r in values.get("references") or ()
         )
         values["date_warnings"] = tuple(values.get("date_warnings") or ())
+        values["metadata_warnings"] = tuple(values.get("metadata_warnings") or ())
         values["pages"] = tuple(
             p if isinstance(p, PageSpan) else PageSpan.from_dict(p) for p in values.get("pages") or ()
         )

@@ -75,6 +75,8 @@ class Candidate:
                 "parts": self.chunk.parts,
                 "heading_path": list(self.chunk.heading_path),
                 "effective_date": meta.effective_date,
+                # the date is an amendment's adoption: when the amendment took effect, the text does not say
+                "effective_date_uncertain": meta.effective_date_uncertain,
                 "effective_to": meta.effective_to,
                 "province": meta.province,
                 "asset": meta.asset,

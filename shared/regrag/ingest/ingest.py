@@ -30,6 +30,7 @@ from regrag.text.chunking import KIND_ARTICLE, Segment, Structure, split_structu
 from regrag.text.images import OcrLimits
 from regrag.text.normalize import normalize
 from regrag.text.parse import ParsedText, UnreadableDocument, parse_document
+from regrag.text.places import issuing_place
 
 log = logs.get("ingest")
 
@@ -37,7 +38,8 @@ SIDECAR_SUFFIX = ".meta.json"
 IGNORED_NAMES = ("manifest.jsonl",)
 # Bumped whenever the rules that derive a document's metadata or chunks change: a stored document derived by
 # older rules is re-ingested even when its bytes are unchanged (regrag ingest, the reconcile job).
-INGEST_VERSION = 3  # 3: page spans (and OCR) of PDFs and images
+INGEST_VERSION = 5  # 3: page spans (and OCR) of PDFs and images; 4: province from the issuer, unknown flagged;
+# 5: scans turned upright, unsure lines read again, article labels kept
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class OcrOptions:
             max_pages=settings.ocr_max_pages,
             max_image_pixels=settings.ocr_max_image_pixels,
             page_timeout_s=settings.ocr_page_timeout_s,
+            max_rereads_per_page=settings.ocr_max_rereads,
         )
         return cls(engine, limits, settings.ocr_low_confidence)
 
@@ -86,6 +89,10 @@ class IngestResult:
     reason: str | None = None
     # what ingest corrected or doubted about the dates it was given (DocumentMeta.date_warnings)
     date_warnings: tuple[str, ...] | None = None
+    # effective_date is an amendment's adoption, the text not stating when it took effect (DocumentMeta)
+    effective_date_uncertain: bool | None = None
+    # what ingest could not tell about the rest of the metadata (DocumentMeta.metadata_warnings)
+    metadata_warnings: tuple[str, ...] | None = None
     # scans: the pages OCR read, the engine, and the OCR'd pages below the confidence threshold
     ocr_pages: tuple[int, ...] | None = None
     ocr_engine: str | None = None
@@ -173,14 +180,25 @@ def _document_meta(
     ]
     title = parsed.title_hint or structure.title or name.rsplit("/", 1)[-1]
     inferred: dict[str, Any] = {"title": title}
-    province = infer.infer_province(title)
-    if province:
-        inferred["province"] = province
-    level = infer.infer_level(title, province)
+    place = issuing_place(title, [*structure.header_lines, *infer.signature_lines(normalized)])
+    if place.province:
+        inferred["province"] = place.province
+    level = infer.infer_level(title, place.province)
     if level:
         inferred["regulation_level"] = level
     values, provenance = metadata.layered(
-        [*explicit, ("inferred", inferred), ("default", metadata.defaults(name, derive_doc_id))]
+        [
+            *explicit,
+            ("inferred", inferred),
+            # never silently national: a document that does not say where it was issued applies nowhere known
+            ("unknown", {"province": infer.UNKNOWN_PROVINCE}),
+            ("default", metadata.defaults(name, derive_doc_id)),
+        ]
+    )
+    unknown_place = provenance["province"] == "unknown"
+    values["place_evidence"] = place.evidence if provenance["province"] == "inferred" else None
+    values["metadata_warnings"] = (
+        (f"province unknown: {place.doubt}; give it in a sidecar (province)",) if unknown_place else ()
     )
     dates = metadata.resolve_dates(values, provenance, normalized, structure.header_lines)
     headings = {seg.label: seg.heading_path for seg in structure.segments if seg.kind == KIND_ARTICLE}
@@ -268,6 +286,8 @@ def ingest_object(
         articles=len({(c.article, c.ordinal) for c in document.chunks if c.kind == KIND_ARTICLE}),
         messages=len(pieces),
         date_warnings=document.meta.date_warnings or None,
+        effective_date_uncertain=document.meta.effective_date_uncertain or None,
+        metadata_warnings=document.meta.metadata_warnings or None,
         ocr_pages=tuple(p.page for p in document.meta.pages if p.ocr) or None,
         ocr_engine=document.meta.ocr_engine,
         low_confidence_pages=document.meta.low_confidence_pages or None,
@@ -278,6 +298,8 @@ def ingest_object(
                    pages=list(document.meta.low_confidence_pages), engine=document.meta.ocr_engine)  # fmt: skip
     for warning in document.meta.date_warnings:
         logs.event(log, logging.WARNING, "document date corrected", doc_id=document.meta.doc_id, warning=warning)
+    for warning in document.meta.metadata_warnings:
+        logs.event(log, logging.WARNING, "document metadata unknown", doc_id=document.meta.doc_id, warning=warning)
     return result
 
 

@@ -41,6 +41,10 @@ SIDECAR: dict[str, Any] = {
         "effective_date": {**schemas.DATE, "description": "施行: the day this version took effect"},
         "promulgated": {**schemas.DATE, "description": "公布: the day this version was adopted"},
         "effective_to": {**schemas.DATE, "description": "the day this version stopped being in force"},
+        "amendment_effective_date": {
+            **schemas.DATE,
+            "description": "施行 of the latest amendment, when the amended text does not state it",
+        },
         "province": {"type": "string", "enum": list(schemas.PROVINCE_CODES), "x-case-insensitive": True},
         "asset": {"type": "string", "enum": list(schemas.ASSETS), "x-case-insensitive": True},
         "doc_class": {"type": "string", "enum": list(schemas.DOC_CLASSES), "x-case-insensitive": True},
@@ -140,6 +144,13 @@ def resolve_dates(
       file of 不动产登记暂行条例 lists 2014 while its version is of 2019), which take effect on their own date.
       Later than every date of the header, it is also this version's promulgation date. A warning says so.
     Where the text states nothing, the sidecar's date stands, else the latest header date (inferred).
+
+    An amended text that does not state when its latest amendment took effect (dates.EntryIntoForce.amendment:
+    可再生能源法, amended 2009-12-26 by a decision in force on 2010-04-01) is dated by the amendment's adoption,
+    and that date is marked uncertain (`effective_date_uncertain`), unless metadata says when it took effect: a
+    sidecar `amendment_effective_date` (not before the adoption), or an `effective_date` later than the adoption.
+    An `amendment_effective_date` given for a text that states its own date, or that records no amendment, is
+    not used, with a warning.
     """
     found = entry_into_force(text, header_lines)
     given, source = values.get("effective_date"), str(provenance.get("effective_date"))
@@ -176,6 +187,27 @@ def resolve_dates(
         effective, effective_from = header, "inferred"
     if values.get("promulgated"):
         promulgated, promulgated_from = values["promulgated"], str(provenance["promulgated"])
+    amended = values.get("amendment_effective_date")
+    amended_from = str(provenance.get("amendment_effective_date"))
+    uncertain = False
+    if found.amendment and amended and amended >= found.amendment:
+        effective, effective_from = amended, amended_from
+    elif found.amendment:
+        if amended:
+            warnings.append(
+                f"{amended_from} amendment_effective_date {amended} is before the amendment's adoption "
+                f"({found.amendment}: “{found.amendment_line}”): not used"
+            )
+        uncertain = effective == found.amendment
+    elif amended:
+        reason = (
+            f"the text states when this version took effect ({found.effective}: “{found.clause}”)"
+            if found.effective
+            else "the text records no amendment"
+        )
+        warnings.append(f"{amended_from} amendment_effective_date {amended} is not used: {reason}")
+    out["effective_date_uncertain"] = uncertain
+    out["amendment_line"] = found.amendment_line if found.amendment else None
     if effective:
         out["effective_date"], prov["effective_date"] = effective, effective_from
     if promulgated:

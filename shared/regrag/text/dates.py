@@ -17,6 +17,12 @@ the version's history (通过, 公布, 修正, 修订, 批准, now and then 施�
 4. A header line that says 施行 (民法典: 2021年1月1日 施行) states the entry into force when no clause does.
 5. Clauses whose subject is a part of the text (第X条, 第X章, 本法第X条) are exceptions: other dates for some
    provisions, kept beside the main date.
+6. The version's date is then the adoption of its latest amendment, and the text does not say that is when the
+   amendment took effect (`EntryIntoForce.amendment`): the amending decision or 修正案 sets its own date, which a
+   consolidated text does not reprint. 可再生能源法 was amended on 2009-12-26 by a decision in force on 2010-04-01;
+   个人所得税法 on 2018-08-31, in force 2019-01-01. So is an amended text whose clause is 自公布之日起施行 (the
+   original act's promulgation) or that has no clause, when its latest header line is an amendment by decision
+   or 修正案; a text revised whole (…会议修订通过) re-enacts its clause, which then dates the revision.
 
 Pure functions; `regrag.ingest.metadata` turns the result into document metadata.
 """
@@ -50,6 +56,8 @@ CLAUSE_RE = re.compile(
     r"(?:施行|实施|生效|执行)(?!的)"  # "…起施行的《X》" describes another act
 )
 _AMENDED_RE = re.compile(r"修正|修订|修改")
+# an amendment made by another instrument, whose own entry into force the consolidated text does not reprint
+_BY_INSTRUMENT_RE = re.compile(r"决定|修正案")
 _HEADER_IN_FORCE_RE = re.compile(DATE + r"[^\n]{0,6}?(?:起)?\s*(?:施行|实施|生效)")
 
 
@@ -72,6 +80,9 @@ class EntryIntoForce:
         basis: how `effective` was found (BASIS_*).
         clause: the verbatim clause `effective` came from (or the header line).
         exceptions: other dates for some provisions.
+        amendment: the adoption date of the latest amendment when the text does not state when that amendment
+            took effect (rule 6): `effective`, if any, is then that adoption date, not a stated entry into force.
+        amendment_line: the header line recording that amendment.
     """
 
     effective: str | None
@@ -79,6 +90,8 @@ class EntryIntoForce:
     basis: str
     clause: str | None = None
     exceptions: tuple[DateException, ...] = ()
+    amendment: str | None = None
+    amendment_line: str | None = None
 
 
 def _add_days(day: str | None, days: str | None) -> str | None:
@@ -91,9 +104,17 @@ def _add_days(day: str | None, days: str | None) -> str | None:
     return (dt.date.fromisoformat(day) + dt.timedelta(days=count)).isoformat()
 
 
-def _header_facts(header_lines: list[str]) -> tuple[str | None, str | None, str | None, bool]:
-    """(latest date, a 施行 date the header states, that header line, whether the text was amended)."""
-    dates: list[str] = []
+@dataclass(frozen=True)
+class _Header:
+    latest: str | None  # the latest date of the header: this version's
+    latest_line: str | None  # the line that holds it
+    in_force: str | None  # a 施行 date the header states
+    in_force_line: str | None
+    amended: bool  # the header records an amendment (修正, 修订, 修改)
+
+
+def _header_facts(header_lines: list[str]) -> _Header:
+    dates: list[tuple[str, str]] = []
     in_force: str | None = None
     in_force_line: str | None = None
     for line in header_lines:
@@ -101,9 +122,15 @@ def _header_facts(header_lines: list[str]) -> tuple[str | None, str | None, str 
             found = to_iso(m.group("y"), m.group("m"), m.group("d"))
             if found:
                 in_force, in_force_line = found, line.strip()
-        dates += [d for d in find_dates(line) if d != in_force]
+        dates += [(d, line.strip()) for d in find_dates(line) if d != in_force]
+    latest, latest_line = max(dates) if dates else (None, None)
     amended = any(_AMENDED_RE.search(line) for line in header_lines)
-    return (max(dates) if dates else None), in_force, in_force_line, amended
+    return _Header(latest, latest_line, in_force, in_force_line, amended)
+
+
+def _by_instrument(line: str | None) -> bool:
+    """Whether a header line records an amendment made by a decision or a 修正案 (not a text revised whole)."""
+    return bool(line and _AMENDED_RE.search(line) and _BY_INSTRUMENT_RE.search(line))
 
 
 def _sentence_at(text: str, start: int, end: int) -> str:
@@ -114,7 +141,8 @@ def _sentence_at(text: str, start: int, end: int) -> str:
 
 def entry_into_force(text: str, header_lines: list[str]) -> EntryIntoForce:
     """The version's promulgation and entry-into-force dates as its text states them (module docstring)."""
-    promulgated, header_in_force, header_line, amended = _header_facts(header_lines)
+    header = _header_facts(header_lines)
+    promulgated = header.latest
     main: tuple[str | None, str, str | None] | None = None  # (date, basis, clause)
     exceptions: list[DateException] = []
     for m in CLAUSE_RE.finditer(text):
@@ -131,10 +159,18 @@ def entry_into_force(text: str, header_lines: list[str]) -> EntryIntoForce:
         elif day:
             exceptions.append(DateException(subject, day, sentence))
     date, basis, clause = main if main is not None else (None, BASIS_NONE, None)
-    if date is None and header_in_force:
-        date, basis, clause = header_in_force, BASIS_HEADER, header_line
+    if date is None and header.in_force:
+        date, basis, clause = header.in_force, BASIS_HEADER, header.in_force_line
+    # rule 6: the original act's clause (a date, on promulgation, or none) says nothing of the latest amendment
+    original_clause = basis in (BASIS_ON_PROMULGATION, BASIS_AFTER_PROMULGATION, BASIS_NONE)
+    unstated = original_clause and _by_instrument(header.latest_line)
+    amendment = (promulgated, header.latest_line) if unstated else (None, None)
     if date is None:
-        return EntryIntoForce(None, promulgated, BASIS_NONE, clause, tuple(exceptions))
-    if basis in (BASIS_TEXT, BASIS_HEADER) and amended and promulgated and date < promulgated:
-        return EntryIntoForce(promulgated, promulgated, BASIS_AMENDMENT, clause, tuple(exceptions))
-    return EntryIntoForce(date, promulgated, basis, clause, tuple(exceptions))
+        return EntryIntoForce(None, promulgated, BASIS_NONE, clause, tuple(exceptions), *amendment)
+    if basis in (BASIS_TEXT, BASIS_HEADER) and header.amended and promulgated and date < promulgated:
+        return EntryIntoForce(
+            promulgated, promulgated, BASIS_AMENDMENT, clause, tuple(exceptions), promulgated, header.latest_line
+        )
+    if unstated and basis == BASIS_AFTER_PROMULGATION:  # N days after the original act's promulgation
+        return EntryIntoForce(promulgated, promulgated, BASIS_AMENDMENT, clause, tuple(exceptions), *amendment)
+    return EntryIntoForce(date, promulgated, basis, clause, tuple(exceptions), *amendment)

@@ -14,7 +14,11 @@ An engine returns boxes of text in reading order; a regulation needs paragraphs.
 - undoes the engine's typical slips in Chinese text (`tidy_line`: specks read as dots, ASCII punctuation
   after Chinese characters, a final 。 read as "O");
 - puts back the space after a paragraph's leading 第X条 / 第X章 label that OCR drops (the printed page has a
-  gap there, and the chunker recognises an article by "第X条" followed by white space).
+  gap there, and the chunker recognises an article by "第X条" followed by white space);
+- keeps every article label: a line that opens with 第X条 is never dropped as unsure or as residue (a label
+  read with low confidence is still the label; `scans` re-reads such lines), and a line that opens with the
+  one article number the sequence lacks starts that article even where the geometry did not say so
+  (`restore_article_starts`: otherwise its text is cited under the article before it).
 
 `assemble` then joins placed lines of any source (OCR pages and PDF text-layer pages alike) into the stored
 text and records each page's span and each OCR line's span, so quotes map back to pages and boxes.
@@ -30,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from regrag.domain.ocr import Box, LineSpan, OcrLine, OcrPage, PageSpan
-from regrag.text.numerals import ARTICLE_LABEL, HEADING_LABEL, unnamed
+from regrag.text.numerals import ARTICLE_LABEL, HEADING_LABEL, LABEL_NUMBER, parse_numeral, unnamed
 
 BAND = 0.12  # top and bottom bands (fractions of the page height) where headers, footers and folios live
 MIN_CONFIDENCE = 0.5  # lines read with less confidence are dropped (stamps, smudges, noise)
@@ -59,6 +63,8 @@ _DOC_NUMBER_RE = re.compile(r"^[\u4e00-\u9fff]{1,15}\s*[〔\[［(（【]\s*\d{4}
 # an article or heading label that OCR glued to the words after it
 _LABEL_RE = re.compile(rf"^(?:{unnamed(ARTICLE_LABEL)}|{unnamed(HEADING_LABEL)})(?=[^\s，。；、：,.;:）)])")
 _HEADING_MAX_CHARS = 30
+# a line that opens with an article's label (the space after it may be lost: 第三条电力设施…)
+_ARTICLE_START_RE = re.compile(rf"^第(?P<num>{LABEL_NUMBER})条(?!之)")
 _CJK = "\u3400-\u9fff"
 _EDGE_NOISE_RE = re.compile(r"^[.·•'`,，]+|[.·•'`]+$")
 _DOT_NOISE_RE = re.compile(rf"(?<=[{_CJK}）)，。；：、])[.·•]+(?=[{_CJK}（(])")
@@ -161,13 +167,18 @@ def remove_noise(
         kept = []
         for ln in lines:
             text = ln.text.strip()
-            if ln.confidence < min_confidence:
+            label = bool(_ARTICLE_START_RE.match(text))  # never noise: losing it glues two articles together
+            if ln.confidence < min_confidence and not label:
                 continue
             if _in_band(ln.box) and (_FOLIO_RE.match(text) or _repeat_key(text) in running):
                 continue
-            if len(text) <= RESIDUE_MAX_CHARS and any(
-                other is not ln and len(other.text) > len(text) and _overlap(ln.box, other.box) > ON_TOP
-                for other in lines
+            if (
+                not label
+                and len(text) <= RESIDUE_MAX_CHARS
+                and any(
+                    other is not ln and len(other.text) > len(text) and _overlap(ln.box, other.box) > ON_TOP
+                    for other in lines
+                )
             ):
                 continue
             kept.append(ln)
@@ -220,6 +231,50 @@ def place_lines(
         starts = indented or previous_short
         placed.append(PlacedLine(tidy_line(ln.text), page_number, starts, ln.box, ln.confidence))
     return placed
+
+
+def article_number(text: str) -> int | None:
+    """N when `text` opens with 第N条 (第三条电力设施… → 3); None otherwise."""
+    m = _ARTICLE_START_RE.match(text.strip())
+    if not m:
+        return None
+    try:
+        return parse_numeral(m.group("num"))
+    except ValueError:
+        return None
+
+
+def restore_article_starts(lines: Sequence[PlacedLine]) -> list[PlacedLine]:
+    """OCR lines that open with the article number the sequence lacks, made to start that article.
+
+    Where the geometry failed (a skewed page's drifting margin hides an indent; the short last line of the
+    article before was lost), the label is read but sits inside the paragraph before it, and the chunker
+    cites its text under the article before. A line is made to start its article only when the sequence makes
+    it certain: it is an OCR line that opens with 第N条, no paragraph starts with 第N条, the article started
+    last is N−1 and a later paragraph starts with a higher number. A reference that a line wrap put at the
+    start of a line (…依照本条例 / 第十二条的规定…) names an article the document has: it is never moved.
+    """
+    numbers = [article_number(ln.text) if ln.starts_paragraph else None for ln in lines]
+    present = {n for n in numbers if n is not None}
+    later_max: list[int] = []  # the highest article number starting a paragraph after each line
+    highest = 0
+    for n in reversed(numbers):
+        later_max.append(highest)
+        highest = max(highest, n or 0)
+    later_max.reverse()
+    out: list[PlacedLine] = []
+    last = 0
+    for ln, n, after in zip(lines, numbers, later_max, strict=True):
+        if n is not None:
+            last = n
+        elif ln.box is not None:
+            candidate = article_number(ln.text)
+            if candidate is not None and candidate == last + 1 and candidate not in present and after > candidate:
+                ln = PlacedLine(ln.text, ln.page, True, ln.box, ln.confidence)
+                present.add(candidate)
+                last = candidate
+        out.append(ln)
+    return out
 
 
 def left_margin(pages: Sequence[Sequence[OcrLine]]) -> float | None:

@@ -11,7 +11,7 @@ from regrag.domain.ocr import PageSpan
 from regrag.text import scans
 from regrag.text.images import OcrLimits, ScanError
 from regrag.text.numerals import HEADING_KINDS, HEADING_LABEL, LABEL_DIGITS, LABEL_NUMBER, unnamed
-from regrag.text.ocr_text import PlacedLine, assemble
+from regrag.text.ocr_text import PlacedLine, assemble, restore_article_starts
 from regrag.text.parsed import ParsedText, UnreadableDocument
 from regrag.text.scans import OcrFunction
 
@@ -53,7 +53,7 @@ def parse_pdf(name: str, data: bytes, ocr: OcrFunction | None, limits: OcrLimits
         raise UnreadableDocument(f"{name}: {exc}") from exc
     if not any(kept[i] for i in range(len(kept)) if i not in ocr_lines) and not any(ocr_lines.values()):
         raise UnreadableDocument(f"{name}: the PDF has no text layer (scanned pages need OCR first)")
-    placed = _place_lines(kept, ocr_lines)
+    placed = restore_article_starts(_place_lines(kept, ocr_lines))
     text, spans = assemble(placed, range(1, len(kept) + 1), {i + 1: engines.get(i, "") for i in ocr_lines})
     first = text.split("\n", 1)[0]
     title = first if first and len(first) <= TITLE_MAX_CHARS else None
@@ -105,7 +105,7 @@ def parse_image(name: str, data: bytes, fmt: str, ocr: OcrFunction | None, limit
         (placed_by_page, engines), count = scans.ocr_image_pages(data, ocr, limits)
     except ScanError as exc:
         raise UnreadableDocument(f"{name}: {exc}") from exc
-    placed = _place_lines([[] for _ in range(count)], placed_by_page)
+    placed = restore_article_starts(_place_lines([[] for _ in range(count)], placed_by_page))
     text, spans = assemble(placed, range(1, count + 1), {i + 1: engines.get(i, "") for i in range(count)})
     first = text.split("\n", 1)[0]
     title = first if first and len(first) <= TITLE_MAX_CHARS else None

@@ -8,15 +8,26 @@ Matching is a greedy longest-match scan over a gazetteer of the 31 provinces, th
 a few regions that span provinces (长三角, 京津冀; data/places.tsv), so 浙江西部 reads 浙江 (not 江西) and 黄河北岸
 reads the river (not 河北). Names that are also everyday words (日照 "sunshine", 开封 "to unseal") count only when
 followed by 市/州/盟/地区.
+
+A document ingested without a sidecar gets its province from where it was issued (`issuing_place`): the place
+its title opens with (深圳市…条例, the issuer of a local act names itself first), else the places its issuer lines
+name (the promulgation header, a signature block), with the 2,805 county-level names of data/counties.tsv
+added (宝安区, 昆山市: whole names only, many bare ones are words). A national body (国务院, a ministry:
+regrag.text.inference.national_body) in the title or the issuer lines makes it national, and so does a title
+that names no place and ends in a form only national acts take (…法, …条例: `national_form`). Anything else is not
+known, and says why: a place the title names elsewhere (关于支持海南…的意见 is national), a name several provinces
+share (鼓楼区), a title that opens like a local issuer's the gazetteer does not know (莱芜市…, a city merged
+into 济南 in 2019), or nothing at all.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from regrag.text.inference import PROVINCES
+from regrag.text.inference import PROVINCES, local_prefix, national_body, national_form
 
 # water bodies whose names contain a province name (黄河北岸 is not 河北); they consume the text and match nothing
 _FEATURES = ("黄河", "淮河", "太湖", "洞庭湖", "鄱阳湖", "渤海湾")
@@ -68,24 +79,125 @@ def _longest_name() -> int:
     return max(map(len, gazetteer()))
 
 
-def mentioned_provinces(text: str) -> PlaceScope:
-    places = gazetteer()
-    longest = _longest_name()
-    provinces: dict[str, None] = {}
-    names: dict[str, None] = {}
+@cache
+def document_places() -> tuple[dict[str, Place], int]:
+    """The gazetteer with the county-level names of data/counties.tsv (whole: 宝安区, 昆山市), and the longest
+    name's length: for a document's title and issuer lines, never for questions (a question says 朝阳 for the
+    district and the city alike)."""
+    places = dict(gazetteer())
+    text = resources.files("regrag.data").joinpath("counties.tsv").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, codes = line.split("\t")[:2]
+        provinces = tuple(codes.strip().split(","))
+        unknown = [c for c in provinces if c not in PROVINCES.values()]
+        if unknown:
+            raise ValueError(f"counties.tsv: unknown province code(s) {unknown} for {name!r}")
+        places.setdefault(name, Place(name, provinces))
+    return places, max(map(len, places))
+
+
+def _place_at(text: str, i: int, places: dict[str, Place], longest: int) -> Place | None:
+    """The longest name starting at `i` (a name that is also a word only before 市/州/盟/地区)."""
+    for size in range(min(longest, len(text) - i), 1, -1):
+        place = places.get(text[i : i + size])
+        if place is not None and not (place.needs_suffix and not text.startswith(_SUFFIXES, i + size)):
+            return place
+    return None
+
+
+def _scan(text: str, places: dict[str, Place], longest: int) -> Iterator[Place]:
+    """The names in `text`, left to right, longest first; a matched name (a river included) is consumed."""
     i = 0
     while i < len(text):
-        for size in range(min(longest, len(text) - i), 1, -1):
-            place = places.get(text[i : i + size])
-            if place is None:
-                continue
-            if place.needs_suffix and not text.startswith(_SUFFIXES, i + size):
-                continue
-            if place.provinces:
-                provinces.update(dict.fromkeys(place.provinces))
-                names.setdefault(place.name)
-            i += size
-            break
-        else:
+        place = _place_at(text, i, places, longest)
+        if place is None:
             i += 1
+            continue
+        yield place
+        i += len(place.name)
+
+
+def mentioned_provinces(text: str) -> PlaceScope:
+    provinces: dict[str, None] = {}
+    names: dict[str, None] = {}
+    for place in _scan(text, gazetteer(), _longest_name()):
+        if place.provinces:
+            provinces.update(dict.fromkeys(place.provinces))
+            names.setdefault(place.name)
     return PlaceScope(tuple(provinces), tuple(names))
+
+
+# --- where a document was issued ------------------------------------------------------------------------------
+
+FROM_TITLE = "title"
+FROM_ISSUER = "issuer"
+
+
+@dataclass(frozen=True)
+class IssuingPlace:
+    """Where a document was issued, as far as its own text tells.
+
+    Attributes:
+        province: a province code, "national", or None when the text does not tell (see `doubt`).
+        source: FROM_TITLE or FROM_ISSUER (the header's promulgation lines, a signature block); "" when unknown.
+        names: the words that told (深圳, 国务院), or the place names that could not decide.
+        doubt: why the province is not known, for the ingest summary and the audit; None when it is.
+    """
+
+    province: str | None
+    source: str = ""
+    names: tuple[str, ...] = ()
+    doubt: str | None = None
+
+    @property
+    def evidence(self) -> str | None:
+        """'title: 深圳' / 'issuer: 国务院': what a document view shows beside an inferred province."""
+        return f"{self.source}: {'、'.join(self.names)}" if self.province and self.names else None
+
+
+def issuing_place(title: str, issuer_lines: Sequence[str]) -> IssuingPlace:
+    """The province a document was issued in, from its title and its issuer lines (module docstring).
+
+    Args:
+        title: the document's title (《》 allowed).
+        issuer_lines: the promulgation lines under the title and the signature lines at its end
+            (regrag.text.inference.signature_lines).
+    """
+    title = title.strip().strip("《》").strip()
+    places, longest = document_places()
+    body = national_body(title, at_start=True)
+    if body:
+        return IssuingPlace("national", FROM_TITLE, (body,))
+    lead = _place_at(title, 0, places, longest)
+    if lead is not None and len(lead.provinces) == 1:
+        return IssuingPlace(lead.provinces[0], FROM_TITLE, (lead.name,))
+    named = [p for line in issuer_lines for p in _scan(line, places, longest) if p.provinces]
+    local = {p.provinces[0] for p in named if len(p.provinces) == 1}
+    if lead is not None and lead.provinces:  # a name several provinces share: the issuer lines may settle it
+        local &= set(lead.provinces)
+    if len(local) == 1:
+        province = local.pop()
+        names = tuple(dict.fromkeys(p.name for p in named if p.provinces == (province,)))
+        return IssuingPlace(province, FROM_ISSUER, names)
+    if local:
+        names = tuple(dict.fromkeys(p.name for p in named if len(p.provinces) == 1))
+        return IssuingPlace(None, "", names, f"the issuer lines name places of several provinces ({'、'.join(names)})")
+    if lead is not None and lead.provinces:
+        doubt = f"the title opens with {lead.name}, a name of several provinces ({'/'.join(lead.provinces)})"
+        return IssuingPlace(None, "", (lead.name,), doubt)
+    prefix = local_prefix(title)
+    if prefix:
+        return IssuingPlace(None, "", (prefix,), f"the title opens with {prefix}, a place the gazetteer does not know")
+    bodies = [b for b in (national_body(line) for line in issuer_lines) if b]
+    if bodies:
+        return IssuingPlace("national", FROM_ISSUER, tuple(dict.fromkeys(bodies)))
+    elsewhere = [p.name for p in _scan(title, places, longest) if p.provinces]
+    if elsewhere:
+        names = tuple(dict.fromkeys(elsewhere))
+        return IssuingPlace(None, "", names, f"the title names {'、'.join(names)}, but not as its issuer")
+    form = national_form(title)
+    if form:
+        return IssuingPlace("national", FROM_TITLE, (form,))
+    return IssuingPlace(None, doubt="neither the title nor an issuer line names a place or a national body")

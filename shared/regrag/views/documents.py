@@ -12,6 +12,7 @@ from regrag.domain.models import Chunk, DocumentMeta
 from regrag.domain.requests import CandidateRef
 from regrag.domain.results import Candidate
 from regrag.ports import ChunkStore
+from regrag.text.inference import UNKNOWN_PROVINCE
 from regrag.text.legal import find_cross_references
 from regrag.views import links
 from regrag.views.version_diff import articles_of, diff_articles, summarize
@@ -36,12 +37,28 @@ def document_view(store: ChunkStore, doc_id: str) -> dict[str, Any]:
         "doc_id": doc_id,
         "metadata": {k: v for k, v in meta.to_dict().items() if k not in hidden},
         "provenance": meta.provenance,
+        # what a reader must know about the metadata itself, by field, in the words the page shows
+        "notes": reader_notes(meta),
         # parent laws, implementing rules and repealed texts the texts state, resolved to stored documents
         "links": links.related(meta, store.list_documents()),
         "text": text,
         "pages": pages_view(meta),
         "anchors": [_anchor(c, first_part) for c in chunks],
     }
+
+
+def reader_notes(meta: DocumentMeta) -> dict[str, str]:
+    """Notes on the values a reader could take for settled when they are not: an effective date that is an
+    amendment's adoption (its entry into force not in the text), a province the text does not tell."""
+    notes: dict[str, str] = {}
+    if meta.effective_date_uncertain:
+        notes["effective_date"] = (
+            f"本文本最近一次修改（{meta.amendment_line or meta.effective_date}）的施行日期，正文未载明："
+            f"{meta.effective_date}为该修改通过之日，实际施行日期可能较晚，请核对修改决定。"
+        )
+    if meta.province == UNKNOWN_PROVINCE:
+        notes["province"] = "标题和发文机关均未载明所属地区：本文件不视为全国性规定，请在元数据中注明地区。"
+    return notes
 
 
 def pages_view(meta: DocumentMeta) -> dict[str, Any]:
@@ -215,9 +232,11 @@ def article_units(chunks: list[Chunk]) -> list[dict[str, Any]]:
     return units
 
 
-def date_audit(store: ChunkStore) -> list[dict[str, Any]]:
-    """Every stored document whose dates disagree between its metadata and its text, with both dates, where
-    each came from, the clause, and what ingest did about it."""
+def metadata_audit(store: ChunkStore) -> list[dict[str, Any]]:
+    """Every stored document whose metadata ingest corrected or doubts: dates that disagree between its metadata
+    and its text (both dates, where each came from, the clause, what ingest did), an effective date that is an
+    amendment's adoption (`effective_date_uncertain`, with the header line recording the amendment), and a
+    province the text does not tell (`metadata_warnings`)."""
     return [
         {
             "doc_id": m.doc_id,
@@ -228,7 +247,11 @@ def date_audit(store: ChunkStore) -> list[dict[str, Any]]:
             "sources": {k: m.provenance.get(k) for k in ("promulgated", "effective_date")},
             "clause": m.effective_clause,
             "warnings": list(m.date_warnings),
+            "effective_date_uncertain": m.effective_date_uncertain,
+            "amendment_line": m.amendment_line,
+            "province": m.province,
+            "metadata_warnings": list(m.metadata_warnings),
         }
         for m in store.list_documents()
-        if m.date_warnings
+        if m.date_warnings or m.effective_date_uncertain or m.metadata_warnings
     ]

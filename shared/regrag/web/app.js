@@ -818,16 +818,25 @@ function pageRows(pages) {
   return rows;
 }
 
-function describeMeta(meta, docId, provenance, pages) {
+/** A value with the server's note on it (GET /documents/{id} `notes`: a date or a place the text does not settle). */
+function withNote(value, note) {
+  return note ? [value, h('p', { class: 'meta-note' }, `⚠ ${note}`)] : value;
+}
+
+function describeMeta(meta, docId, provenance, pages, notes) {
   const from = (field) => (provenance && DATE_SOURCES[provenance[field]]) || '';
+  const note = (field) => (notes && notes[field]) || null;
   const rows = [
     ['效力状态', statusBadge(meta)],
     meta.promulgated ? ['公布日期', `${meta.promulgated}${from('promulgated') ? `（${from('promulgated')}）` : ''}`] : null,
-    ['施行日期', `${meta.effective_date || '日期不详'}${from('effective_date') ? `（${from('effective_date')}）` : ''}`],
+    // a noted date is not what the clause says (it is an amendment's adoption): the note says where it is from
+    ['施行日期', withNote(`${meta.effective_date || '日期不详'}${from('effective_date') && !note('effective_date')
+      ? `（${from('effective_date')}）` : ''}`, note('effective_date'))],
     meta.effective_clause ? ['施行条款', meta.effective_clause] : null,
     ...(meta.exceptions || []).map((e) => ['另行施行', `${e.scope}：${e.date}`]),
     meta.effective_to ? ['失效日期', meta.effective_to] : null,
-    ['地区', VOCAB.province[meta.province] || meta.province],
+    ['地区', withNote(VOCAB.province[meta.province] || (meta.province === 'unknown' ? '未能确定' : meta.province),
+      note('province'))],
     ['效力级别', VOCAB.regulation_level[meta.regulation_level] || meta.regulation_level],
     ['文件类别', VOCAB.doc_class[meta.doc_class] || meta.doc_class],
     ['语料库', meta.corpus],
@@ -931,7 +940,7 @@ function renderArticle(doc, versions, want) {
 
   $('#article-title').replaceChildren(`《${meta.title || doc.doc_id}》`);
   fill($('#article-path'), path);
-  fill($('#article-body'), describeMeta(meta, doc.doc_id, doc.provenance, doc.pages),
+  fill($('#article-body'), describeMeta(meta, doc.doc_id, doc.provenance, doc.pages, doc.notes),
     linkList(doc.links, want.article), versionList(versions, doc.doc_id, want.article), body);
   $('#article-body').removeAttribute('aria-busy');
   document.dispatchEvent(new CustomEvent('regrag:document', { detail: { doc, versions, want, box: $('#article-body') } }));

@@ -72,7 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("prompts", help="list the versioned prompts and which ones are active")
     sub.add_parser("doctor", help="check that the embedding model, the index and Gemini answer (exit 1 if not)")
-    aud = sub.add_parser("audit", help="list documents whose dates the text corrected or contradicted")
+    aud = sub.add_parser(
+        "audit",
+        help="list documents whose metadata ingest corrected or doubts (dates the text contradicts, an amendment's "
+        "unstated entry into force, an unknown province)",
+    )
     aud.add_argument("--json", action="store_true")
     fb = sub.add_parser("feedback", help="user feedback")
     fb_sub = fb.add_subparsers(dest="feedback_command", required=True)

@@ -168,8 +168,11 @@ def cmd_feedback(services: Services, args: argparse.Namespace) -> int:
 
 
 def cmd_audit(services: Services, args: argparse.Namespace) -> int:
-    """Every document whose dates its metadata and its text disagree on, and what ingest did."""
-    rows = _audit(services)
+    """Every document whose metadata ingest corrected or doubts: dates its metadata and its text disagree on, an
+    effective date that is an amendment's adoption, a province the text does not tell."""
+    from regrag.views.documents import metadata_audit
+
+    rows = metadata_audit(services.store)
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=1))
         return 0
@@ -177,14 +180,21 @@ def cmd_audit(services: Services, args: argparse.Namespace) -> int:
         print(f"{row['doc_id']}  《{row['title']}》  公布 {row['promulgated']}  施行 {row['effective_date']}")
         for warning in row["warnings"]:
             print(f"    {warning}")
-    print(f"{len(rows)} document(s) with date corrections or doubts", file=sys.stderr)
+        if row["effective_date_uncertain"]:
+            print(
+                f"    effective date uncertain: {row['effective_date']} is the adoption of the latest amendment "
+                f"(“{row['amendment_line']}”), the text does not state when it took effect: give "
+                "amendment_effective_date in a sidecar"
+            )
+        for warning in row["metadata_warnings"]:
+            print(f"    {warning}")
+    counts = (
+        f"{sum(bool(r['warnings']) for r in rows)} with dates corrected or contradicted, "
+        f"{sum(r['effective_date_uncertain'] for r in rows)} dated by an amendment's adoption, "
+        f"{sum(bool(r['metadata_warnings']) for r in rows)} of unknown province"
+    )
+    print(f"{len(rows)} document(s): {counts}", file=sys.stderr)
     return 0
-
-
-def _audit(services: Services) -> list[dict[str, Any]]:
-    from regrag.views.documents import date_audit
-
-    return date_audit(services.store)
 
 
 def cmd_doctor(services: Services, args: argparse.Namespace) -> int:

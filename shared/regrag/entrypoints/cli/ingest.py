@@ -133,6 +133,8 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
     chunks = 0
     failed: list[dict[str, Any]] = []
     corrected: dict[str, tuple[str, ...]] = {}
+    unsure: dict[str, tuple[str, ...]] = {}  # doc id → what its text did not tell (a province)
+    uncertain_dates = 0  # documents dated by an amendment's adoption, its entry into force not in the text
     scanned: dict[str, IngestResult] = {}  # doc id → the result of a document with OCR'd pages
     started = time.perf_counter()
     for up in uploads:
@@ -142,6 +144,9 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
         failed += problems
         if result is not None and result.doc_id and result.date_warnings:
             corrected[result.doc_id] = result.date_warnings
+        if result is not None and result.doc_id and result.metadata_warnings:
+            unsure[result.doc_id] = result.metadata_warnings
+        uncertain_dates += bool(result is not None and result.effective_date_uncertain)
         if result is not None and result.doc_id and result.ocr_pages:
             scanned[result.doc_id] = result
         progress.step(up.name)
@@ -156,6 +161,10 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
         "pruned": len(pruned),
         # documents whose dates the text corrected or contradicted (regrag audit lists every one in the index)
         "dates_corrected": len(corrected),
+        # amended documents cited with their amendment's adoption date, the text not stating when it took effect
+        "dates_uncertain": uncertain_dates,
+        # documents whose province no sidecar gives and whose text does not tell: in no province's results
+        "province_unknown": len(unsure),
         # scans: documents and pages OCR read, and the OCR'd pages under REGRAG_OCR_LOW_CONFIDENCE, per document
         "ocr": ocr_summary(scanned),
         "seconds": round(time.perf_counter() - started, 1),
@@ -176,6 +185,16 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
     for doc_id, warnings in corrected.items():
         for warning in warnings:
             print(f"dates: {doc_id}: {warning}", file=sys.stderr)
+    if uncertain_dates:
+        print(
+            f"dates: {uncertain_dates} amended document(s) are cited with the adoption date of their latest amendment, "
+            "the text not stating when it took effect: `regrag audit` lists them; a sidecar's "
+            "amendment_effective_date gives the date",
+            file=sys.stderr,
+        )
+    for doc_id, warnings in unsure.items():
+        for warning in warnings:
+            print(f"metadata: {doc_id}: {warning}", file=sys.stderr)
     for doc_id, result in scanned.items():
         if result.low_confidence_pages:
             pages = ", ".join(map(str, result.low_confidence_pages))
