@@ -11,17 +11,24 @@ from dataclasses import replace
 
 import pytest
 
-from contract.contracts import IndexContract, make_chunk, make_meta
+from contract.contracts import IndexContract, PartStagingContract, make_chunk, make_meta
 from fakes.gcp_env import vertex_ports
 from fakes.memory_objects import MemoryObjects
 from regrag.adapters.gcp.chunk_layout import StaleWrite
 from regrag.adapters.gcp.chunk_store import GcsChunkStore
+from regrag.adapters.gcp.staging import GcsPartStaging
 
 
 class TestMemoryChunkMapOnVectorSearch(IndexContract):
     @pytest.fixture
     def ports(self, vector_fake):
         return vertex_ports(MemoryObjects(), vector_fake)
+
+
+class TestGcsPartStaging(PartStagingContract):
+    @pytest.fixture
+    def staging(self):
+        return GcsPartStaging(MemoryObjects(), "state/")
 
 
 def stores(n=2, **kw):
