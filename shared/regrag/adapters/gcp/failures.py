@@ -39,6 +39,7 @@ class GcsFailureRecorder:
     def __init__(self, blobs: GcsBlobStore, prefix: str = "failures/") -> None:
         self.blobs = blobs
         self.prefix = prefix
+        self.attempts_prefix = f"{prefix}attempts/"  # infra/storage.tf expires these after 7 days
         self._mine: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -55,9 +56,8 @@ class GcsFailureRecorder:
     def list(self, stage: str | None = None) -> list[dict[str, Any]]:
         """Recorded failures, oldest first (all stages, or one); the delivery counters are not failures."""
         prefix = self.prefix + (f"{stage}/" if stage else "")
-        attempts = f"{self.prefix}attempts/"
         infos = sorted(
-            (i for i in self.blobs.list(prefix) if not i.name.startswith(attempts)),
+            (i for i in self.blobs.list(prefix) if not i.name.startswith(self.attempts_prefix)),
             key=lambda info: info.name.rsplit("/", 1)[-1],
         )
         out = []
@@ -73,7 +73,7 @@ class GcsFailureRecorder:
 
     def failed_delivery(self, stage: str, message_id: str) -> int:
         """Count one more failed delivery of a message; the count so far (this one included)."""
-        name = f"{self.prefix}attempts/{_safe(stage)}/{_safe(message_id)}"
+        name = f"{self.attempts_prefix}{_safe(stage)}/{_safe(message_id)}"
         for _ in range(_CAS_ATTEMPTS):
             blob = self.blobs.read_optional(name)
             count = (int(blob.data or b"0") if blob is not None else 0) + 1

@@ -8,7 +8,7 @@ import contextlib
 import logging
 import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -312,7 +312,7 @@ class SqliteSearchStore(SqliteFile):
                     "SELECT r.rowid, k.id, r.corpus, r.province, r.asset, r.doc_class, r.level, r.doc_id, "
                     "r.eff, r.eff_to FROM restrict r JOIN chunk_key k ON k.rowid = r.rowid ORDER BY r.rowid"
                 ),
-                _Verified(con.execute("SELECT rowid, emb, sum FROM vec_store"), self._vector_intact),
+                _Verified(con.execute("SELECT rowid, emb, sum FROM vec_store"), _vector_intact, self._damaged_row),
                 self._dimension,
                 # in the snapshot's row order (the restrict_corpus index), which spares the build a reordering
                 # of every posting (10 s at a million chunks)
@@ -321,7 +321,8 @@ class SqliteSearchStore(SqliteFile):
                         "SELECT l.rowid, l.length, l.term_ids, l.counts, l.sum FROM restrict r "
                         "JOIN lex l ON l.rowid = r.rowid ORDER BY r.corpus, r.rowid"
                     ),
-                    self._terms_intact,
+                    _terms_intact,
+                    self._damaged_row,
                 ),
                 vocab,
                 self.bm25,
@@ -331,19 +332,8 @@ class SqliteSearchStore(SqliteFile):
         finally:
             con.execute("COMMIT")
 
-    def _vector_intact(self, row: tuple[Any, ...]) -> bool:
-        rowid, emb, sum_ = row
-        if sum_ is None or vector_sum(emb) == sum_:
-            return True
-        self._damaged("vector", str(rowid), "")
-        return False
-
-    def _terms_intact(self, row: tuple[Any, ...]) -> bool:
-        rowid, length, ids, counts, sum_ = row
-        if sum_ is None or terms_sum(length, ids, counts) == sum_:
-            return True
-        self._damaged("terms", str(rowid), "")
-        return False
+    def _damaged_row(self, row: tuple[Any, ...]) -> None:
+        self._damaged("vector" if len(row) == 3 else "terms", str(row[0]), "")
 
     def _damaged(self, kind: str, key: str, doc_id: str) -> None:
         """A row that failed its checksum: skipped, logged once, kept for GET /healthz."""
@@ -366,18 +356,35 @@ class SqliteSearchStore(SqliteFile):
         return self.snapshot().lexical(tokens, filters, int(k))
 
 
+def _vector_intact(row: tuple[Any, ...]) -> bool:
+    """(rowid, emb, sum): the vector matches its checksum (None: a row from before checksums, sealed on upgrade)."""
+    return row[2] is None or vector_sum(row[1]) == row[2]
+
+
+def _terms_intact(row: tuple[Any, ...]) -> bool:
+    """(rowid, length, term ids, counts, sum)."""
+    return row[4] is None or terms_sum(row[1], row[2], row[3]) == row[4]
+
+
 class _Verified:
     """A cursor whose rows pass `intact` (their checksum), without the checksum column: what the snapshot build
     reads, so that a damaged vector or term row is left out of the search (its chunk is unsearchable, the
-    doctor names it) instead of changing answers. Fetched in batches like the cursor it wraps."""
+    doctor names it) instead of changing answers. Fetched in batches like the cursor it wraps; `damaged` is
+    told of each row left out."""
 
-    def __init__(self, cursor: Any, intact: Any) -> None:
+    def __init__(self, cursor: Any, intact: Callable[[tuple[Any, ...]], bool], damaged: Any) -> None:
         self._cursor = cursor
         self._intact = intact
+        self._damaged = damaged
 
     def fetchmany(self, size: int) -> list[tuple[Any, ...]]:
+        intact = self._intact
         while batch := self._cursor.fetchmany(size):
-            kept = [row[:-1] for row in batch if self._intact(row)]
+            kept = [row[:-1] for row in batch if intact(row)]
+            if len(kept) < len(batch):
+                for row in batch:
+                    if not intact(row):
+                        self._damaged(row)
             if kept:
                 return kept
         return []

@@ -9,7 +9,7 @@ version, made with the same settings, maps the arrays read-only (`np.load(mmap_m
 The version is the index's write counter: any write makes every older folder useless, and the next build
 removes them. A folder that fails to load (damaged, other format) is ignored and rebuilt.
 
-Every file's CRC-32 is recorded in `meta.json`, and `meta.json` carries one of its own content: a load checks
+Every file's CRC-32 is recorded in `meta.json`, and meta.json's own in `meta.json.crc32`: a load checks
 them all before it maps anything, so a damaged file (a flipped byte in `vectors.npy` changes answers without any
 error) is removed and rebuilt, never searched. The check reads every byte once: bench/README.md ("Checksums")
 has its cost against the load it protects.
@@ -47,6 +47,7 @@ _ARRAYS = (
     "question_starts",
 )
 log = logs.get("snapshot")
+_META_SUM = "meta.json.crc32"  # meta.json's own checksum, written last
 
 
 def folder_for(index_path: Path) -> Path:
@@ -83,8 +84,8 @@ def save(snapshot: SearchSnapshot, folder: Path, settings: dict[str, Any]) -> bo
             "coarse": [list(run) for run in snapshot.coarse],
             "files": {path.name: checksums.of_file(path) for path in sorted(tmp.iterdir())},
         }
-        meta["checksum"] = _meta_sum(meta)
         (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+        (tmp / _META_SUM).write_text(str(checksums.of_file(tmp / "meta.json")), encoding="ascii")
         if target.exists():  # this version saved with other settings or in another format: replaced
             stale = folder / f".stale-{snapshot.version}-{os.getpid()}-{threading.get_ident()}"
             os.replace(target, stale)
@@ -96,11 +97,6 @@ def save(snapshot: SearchSnapshot, folder: Path, settings: dict[str, Any]) -> bo
         return target.exists()
     _remove_older(folder, snapshot.version)
     return True
-
-
-def _meta_sum(meta: dict[str, Any]) -> int:
-    body = {k: v for k, v in meta.items() if k != "checksum"}
-    return checksums.of(json.dumps(body, ensure_ascii=False, sort_keys=True))
 
 
 def _meta(target: Path, version: int, settings: dict[str, Any]) -> dict[str, Any] | None:
@@ -118,10 +114,14 @@ def _meta(target: Path, version: int, settings: dict[str, Any]) -> dict[str, Any
 
 def damage(target: Path, meta: dict[str, Any]) -> str | None:
     """What in a saved folder fails its checksum (None: every file matches): reads every byte once."""
-    if meta.get("checksum") != _meta_sum(meta):
+    try:
+        recorded = int((target / _META_SUM).read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        recorded = None
+    if recorded != checksums.of_file(target / "meta.json"):
         return f"{target / 'meta.json'} does not match its checksum"
     expected = meta.get("files") or {}
-    present = {path.name for path in target.iterdir()} - {"meta.json"}
+    present = {path.name for path in target.iterdir()} - {"meta.json", _META_SUM}
     if present != set(expected):
         return f"{target} holds {sorted(present ^ set(expected))[:3]} beyond or short of the files it recorded"
     for name, crc in sorted(expected.items()):
