@@ -124,6 +124,8 @@ env_vars() {
     "REGRAG_TOPIC_CHUNKED=$TOPIC_CHUNKED"
     "REGRAG_TOPIC_EMBEDDED=$TOPIC_EMBEDDED"
     "REGRAG_EMBED_BATCH_SIZE=250" # Vertex AI takes up to 250 texts per request (the adapter splits further)
+    # the failure reaching the dead-letter policy's attempts is recorded as dead-lettered (adapters/gcp/failures.py)
+    "REGRAG_MAX_DELIVERY_ATTEMPTS=$MAX_DELIVERY_ATTEMPTS"
   )
   [[ -n ${REGRAG_EMBEDDING_MODEL:-} ]] && vars+=("REGRAG_EMBEDDING_MODEL=$REGRAG_EMBEDDING_MODEL")
   [[ -n ${REGRAG_EMBEDDING_DIMENSION:-} ]] && vars+=("REGRAG_EMBEDDING_DIMENSION=$REGRAG_EMBEDDING_DIMENSION")

@@ -30,6 +30,17 @@ resource "google_storage_bucket" "state" {
   public_access_prevention    = "enforced"
   force_destroy               = false
 
+  # failed-delivery counters (regrag.adapters.gcp.failures): needed only while a message is being retried
+  lifecycle_rule {
+    condition {
+      age            = 7
+      matches_prefix = ["failures/attempts/"]
+    }
+    action {
+      type = "Delete"
+    }
+  }
+
   depends_on = [google_project_service.this]
 }
 

@@ -229,6 +229,11 @@ class Settings:
     embed_max_tokens: int = field(default=20000, metadata={"env": "REGRAG_EMBED_MAX_TOKENS", "min": 1, "max": 20000})
     gcs_timeout_s: float = field(default=30.0, metadata={"env": "REGRAG_GCS_TIMEOUT_S", "min": 0.1})
     pubsub_timeout_s: float = field(default=30.0, metadata={"env": "REGRAG_PUBSUB_TIMEOUT_S", "min": 0.1})
+    # the event subscriptions' max delivery attempts (deploy.sh MAX_DELIVERY_ATTEMPTS): the failure that reaches it
+    # is recorded as a dead letter (stage, document, error) under failures/ in the state bucket
+    max_delivery_attempts: int = field(
+        default=5, metadata={"env": "REGRAG_MAX_DELIVERY_ATTEMPTS", "min": 5, "max": 100}
+    )
     chunkmap_cache_s: float = field(default=30.0, metadata={"env": "REGRAG_CHUNKMAP_CACHE_S", "min": 0.0})
     lexicon_refresh_s: float = field(default=600.0, metadata={"env": "REGRAG_LEXICON_REFRESH_S", "min": 0.0})
     # Anserini's BM25 defaults; they beat 1.2/0.75 on the dev set (see bench/README.md)

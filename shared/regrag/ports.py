@@ -5,12 +5,16 @@ Dependencies point one way: functions → regrag's stages (ingest/, query/, view
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from regrag.domain.integrity import Finding
+from regrag.domain.messages import ChunksEmbedded
 from regrag.domain.models import Chunk, DocumentMeta, Filters, Hit
 from regrag.domain.ocr import OcrPage
 from regrag.domain.results import Candidate
@@ -69,11 +73,12 @@ class Publisher(Protocol):
 
 class MessageBus(Publisher, Protocol):
     """A Publisher that also delivers to handlers in this process (local mode's stand-in for Pub/Sub push
-    subscriptions); messages no handler could take after every retry end in `dead_letters`."""
+    subscriptions); messages no handler could take after every retry end in `dead_letters`, and are recorded
+    with the stage (`stage`, or the topic) that could not take them."""
 
     dead_letters: list[Any]
 
-    def subscribe(self, topic: str, handler: Handler) -> None: ...
+    def subscribe(self, topic: str, handler: Handler, stage: str | None = None) -> None: ...
 
 
 @runtime_checkable
@@ -125,6 +130,17 @@ class ChunkStore(Protocol):
         """Chunks of older versions, and chunks of the current version that its complete set of parts lacks."""
         ...
 
+    def mark_complete(self, doc_id: str, generation: int) -> None:
+        """Record, last, that `generation` of the document was written whole: its chunks, their vectors and
+        terms, its version links and the removal of obsolete chunks. Nothing if another generation is stored."""
+        ...
+
+    def incomplete_documents(self, doc_ids: Sequence[str] | None = None) -> list[str]:
+        """Of `doc_ids` (every stored document when None), those whose stored generation was not written whole:
+        never marked complete, or (where the store can tell) a chunk without its vector or terms, or a row that
+        fails its checksum. An ingest redoes these instead of calling them unchanged."""
+        ...
+
     def delete_chunks(self, chunk_ids: Sequence[str]) -> None: ...
 
     def delete_document(self, doc_id: str) -> list[str]:
@@ -153,6 +169,56 @@ class ChunkStore(Protocol):
         ...
 
     def stats(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Versioned(Protocol):
+    """A store with a counter that every committed write changes, cheap to read (one row): what readers key their
+    caches on, so that a process serving queries sees another process's finished ingest at its next query."""
+
+    def index_version(self) -> int: ...
+
+
+@runtime_checkable
+class Transactional(Protocol):
+    """A store whose writes, and those of the indexes that share its storage, can be made one transaction
+    (locally: one SQLite file holds the documents, chunks, vectors and terms). Where no store can (Cloud
+    Storage and Vector Search), the completion marker (ChunkStore.mark_complete) written last does the job."""
+
+    def atomically(self) -> AbstractContextManager[None]:
+        """Every write on this thread inside the block commits together, or none does: a reader (in any process)
+        sees the state before or after, and a process killed inside the block leaves nothing behind."""
+        ...
+
+
+@runtime_checkable
+class PartStaging(Protocol):
+    """Where the parts of a document whose chunks travel in several messages wait for the last one, so that
+    the document is written whole rather than part by part (a reader would otherwise see half of a version)."""
+
+    def stage(self, message: ChunksEmbedded) -> list[ChunksEmbedded]:
+        """Keep this part; every part of its document generation kept so far (this one included), by part."""
+        ...
+
+    def clear(self, doc_id: str, generation: int) -> None:
+        """Forget the kept parts of `generation` and of every older generation of the document."""
+        ...
+
+
+@runtime_checkable
+class IntegrityCheck(Protocol):
+    """A store that can check what it holds against itself: rows against their checksums, chunks against their
+    vectors and terms, version links against the documents they name, files against their recorded checksums."""
+
+    def check_integrity(self, deep: bool = True) -> list[Finding]:
+        """What is wrong, each finding naming its subject. `deep`: read every row and file (`regrag doctor`);
+        otherwise only what costs a few indexed queries (GET /healthz)."""
+        ...
+
+    def fix(self, findings: Sequence[Finding]) -> list[Finding]:
+        """Fix what the store can fix by itself without the bucket (derived data: orphan rows, a saved snapshot,
+        cache entries, a version link to a document that is gone); the findings fixed."""
+        ...
 
 
 @runtime_checkable
@@ -218,11 +284,28 @@ class SecretStore(Protocol):
 
 
 class FailureRecorder(Protocol):
-    """Where permanent failures of event handling are recorded, so nothing is lost silently."""
+    """Where permanent failures of event handling, and messages dead-lettered after their last retry, are
+    recorded, so nothing is lost silently."""
 
     def record(self, stage: str, key: str, reason: str, detail: dict[str, Any]) -> None: ...
 
     def list(self, stage: str | None = None) -> list[dict[str, Any]]: ...
+
+    def recorded(self) -> builtins.list[dict[str, Any]]:
+        """The records this recorder wrote in this process, oldest first: what a command reports as its own
+        failures (another process may be recording into the same place at the same time)."""
+        ...
+
+
+@runtime_checkable
+class DeliveryCounter(Protocol):
+    """A failure recorder that counts the failed deliveries of each message, where the platform does not tell
+    the handler which attempt a delivery is (Pub/Sub through Eventarc): the delivery that reaches the maximum is
+    the one Pub/Sub dead-letters, and is recorded as such (regrag.entrypoints.events.run_event)."""
+
+    def failed_delivery(self, stage: str, message_id: str) -> int:
+        """Count one more failed delivery of the message; the count so far, this one included."""
+        ...
 
 
 @runtime_checkable

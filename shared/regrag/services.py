@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,9 +19,11 @@ from regrag.ports import (
     Embedder,
     FailureRecorder,
     FeedbackStore,
+    IntegrityCheck,
     LexicalIndex,
     MessageBus,
     OcrEngine,
+    PartStaging,
     Publisher,
     QuestionIndex,
     Reranker,
@@ -55,6 +58,12 @@ class Services:
         prepare_search: builds what searches read after a batch of writes (locally the search snapshot,
             saved on disk when the index is large), so that the next process to search maps it instead of
             building it; None where searching needs no preparation (Vector Search indexes on write).
+        staging: where the parts of a document sent in several messages wait for the last one, so that it is
+            written whole (locally a table of the index, in the same transaction; on GCP the state bucket).
+        integrity: the stores that check what they hold (`regrag doctor`, GET /healthz, `regrag repair`):
+            locally the index and the vector cache.
+        writer_lock: `writer_lock(command)` is held by a command that writes to the local data folder (ingest,
+            delete, repair), so a second one waits for the first; None where writers are events (GCP).
         remote_reranker, composer: the `rerank` and `compose` functions over HTTP (REGRAG_RERANK_URL,
             REGRAG_COMPOSE_URL), which the query path uses when set; `reranker` stays the in-process one, which
             the rerank endpoint itself serves with.
@@ -82,6 +91,9 @@ class Services:
     remote_reranker: Reranker | None = None
     composer: Composer | None = None
     prepare_search: Callable[[], None] | None = None
+    staging: PartStaging | None = None
+    integrity: tuple[IntegrityCheck, ...] = ()
+    writer_lock: Callable[[str], AbstractContextManager[None]] | None = None
 
     @property
     def read_path(self) -> ReadPath:
@@ -97,7 +109,7 @@ class Services:
 
     def close(self) -> None:
         """Close what holds files or connections open (the local SQLite stores)."""
-        for part in (self.store, self.feedback):
+        for part in (self.store, self.feedback, *self.integrity):
             closer = getattr(part, "close", None)
             if closer:
                 closer()

@@ -298,6 +298,38 @@ class IndexContract:
         assert lexical.search(["内容"], Filters(), 5) == []
         assert store.list_documents() == []
 
+    def test_a_version_is_incomplete_until_marked_complete(self, ports):
+        store, vectors, lexical, _dim = ports
+        meta = make_meta(generation=5)
+        self.put(ports, meta, [make_chunk(meta, 1), make_chunk(meta, 2)], [1, 2])
+        assert store.incomplete_documents(["doc-a", "unknown"]) == ["doc-a"]
+        assert store.incomplete_documents() == ["doc-a"]
+        store.mark_complete("doc-a", 5)
+        assert store.incomplete_documents(["doc-a"]) == [] and store.incomplete_documents() == []
+        newer = replace(meta, generation=6)
+        self.put(ports, newer, [make_chunk(newer, 1)], [1])
+        assert store.incomplete_documents(["doc-a"]) == ["doc-a"]  # the new version's write has not finished
+        store.mark_complete("doc-a", 5)  # a late mark of the older version changes nothing
+        assert store.incomplete_documents(["doc-a"]) == ["doc-a"]
+        obsolete = store.obsolete_chunk_ids("doc-a")  # the upsert stage's last writes, before the mark
+        vectors.delete(obsolete)
+        lexical.delete(obsolete)
+        store.delete_chunks(obsolete)
+        store.mark_complete("doc-a", 6)
+        assert store.incomplete_documents() == []
+
+    def test_the_upsert_stage_writes_a_document_whole_and_marks_it(self, ports):
+        from regrag.domain.messages import ChunksEmbedded
+        from regrag.ingest.upsert import upsert_chunks
+
+        store, vectors, lexical, dim = ports
+        meta = make_meta(generation=3)
+        chunks = tuple(make_chunk(meta, i) for i in (1, 2, 3))
+        message = ChunksEmbedded(meta, "全文", chunks, tuple(self.vec(dim, i) for i in (1, 2, 3)), "m")
+        assert upsert_chunks(message, store=store, vectors=vectors, lexical=lexical).status == "upserted"
+        assert store.incomplete_documents() == []
+        assert {h.chunk_id for h in vectors.search(self.vec(dim, 2), Filters(), 3)} == {c.id for c in chunks}
+
     def test_stats_count_documents_chunks_and_corpora(self, ports):
         store, *_ = ports
         a, b = make_meta("a"), make_meta("b", corpus="national")
@@ -309,10 +341,59 @@ class IndexContract:
         assert dt.date.fromisoformat(stats["last_ingest"][:10])
 
 
+class PartStagingContract:
+    """Parts of a document kept until the last arrives (ports.PartStaging). Fixture `staging`."""
+
+    @pytest.fixture
+    def staging(self):
+        raise NotImplementedError
+
+    @staticmethod
+    def part(meta, part, parts, i):
+        from regrag.domain.messages import ChunksEmbedded
+
+        vector = np.zeros(4, dtype=np.float32)
+        vector[i % 4] = 1.0
+        return ChunksEmbedded(meta, "全文", (make_chunk(meta, i),), (vector,), "m", part, parts)
+
+    def test_parts_of_one_generation_are_kept_together_whatever_their_numbering(self, staging):
+        meta = make_meta(generation=9)
+        # part 0 of 2 split again downstream into 0 and 1 of 4; part 1 of 2 not
+        assert [p.part for p in staging.stage(self.part(meta, 1, 2, 3))] == [1]
+        staging.stage(self.part(meta, 0, 4, 1))
+        kept = staging.stage(self.part(meta, 1, 4, 2))
+        assert sorted((p.part, p.parts) for p in kept) == [(0, 4), (1, 2), (1, 4)]
+        assert {c.id for p in kept for c in p.chunks} == {"doc-a-c1", "doc-a-c2", "doc-a-c3"}
+        again = staging.stage(self.part(meta, 1, 4, 2))  # redelivered: kept once
+        assert len(again) == 3 and again[0].vectors[0].dtype == np.float32
+
+    def test_clear_forgets_the_generation_and_older_ones_only(self, staging):
+        old, new, newer = make_meta(generation=1), make_meta(generation=2), make_meta(generation=3)
+        staging.stage(self.part(old, 0, 2, 1))
+        staging.stage(self.part(new, 0, 2, 1))
+        staging.stage(self.part(newer, 0, 2, 1))
+        staging.clear("doc-a", 2)
+        assert staging.stage(self.part(old, 1, 2, 2))[0].meta.generation == 1  # only the part just kept
+        assert len(staging.stage(self.part(newer, 1, 2, 2))) == 2
+
+
 class FailureRecorderContract:
     @pytest.fixture
     def recorder(self):
         raise NotImplementedError
+
+    @pytest.fixture
+    def other_recorder(self, recorder):
+        """A second recorder on the same place (another process): by default none."""
+        return None
+
+    def test_each_recorder_reports_what_it_recorded_itself(self, recorder, other_recorder):
+        recorder.record("ingest", "a.md", "unsupported_document", {"error": "empty"})
+        if other_recorder is not None:
+            other_recorder.record("ingest", "b.md", "unsupported_document", {"error": "binary"})
+        recorder.record("upsert", "doc-c", "dead_lettered", {"error": "Unavailable", "doc_id": "doc-c"})
+        assert [r["key"] for r in recorder.recorded()] == ["a.md", "doc-c"]
+        assert len(recorder.list()) == (3 if other_recorder is not None else 2)
 
     def test_records_are_listed_oldest_first_and_by_stage(self, recorder):
         recorder.record("ingest", "政策/空文件.md", "unsupported_document", {"error": "empty file"})

@@ -22,6 +22,7 @@ from contracts import (
     FailureRecorderContract,
     GeneratorContract,
     IndexContract,
+    PartStagingContract,
     PublisherContract,
     QuestionIndexContract,
 )
@@ -59,6 +60,36 @@ class TestInProcessBus(PublisherContract):
         bus.subscribe("t", handler)
         bus.publish("t", {"n": 1})
         assert len(calls) == 3 and len(bus.dead_letters) == 1
+
+    def test_a_dead_letter_is_recorded_with_the_stage_the_document_and_the_error(self, tmp_path):
+        recorder = JsonlFailureRecorder(tmp_path / "failures.jsonl")
+        bus = InProcessBus(max_attempts=2, backoff_s=0, failures=recorder)
+
+        def handler(payload, attrs):
+            raise TimeoutError("the index did not answer")
+
+        bus.subscribe("regrag-embedded", handler, "upsert")
+        bus.publish("regrag-embedded", {"n": 1}, {"doc_id": "nat-reg-0088", "kind": "ChunksEmbedded"})
+        [record] = recorder.list()
+        assert record["stage"] == "upsert" and record["key"] == record["doc_id"] == "nat-reg-0088"
+        assert record["reason"] == "dead_lettered" and record["attempts"] == 2
+        assert record["error"] == "TimeoutError: the index did not answer"
+
+    def test_a_storage_error_is_not_retried_and_stops_the_drain(self):
+        from regrag.domain.errors import StorageError
+
+        bus = InProcessBus(backoff_s=0)
+        calls = []
+
+        def full(payload, attrs):
+            calls.append(payload)
+            raise StorageError("disk full", path="/x", kind="full")
+
+        bus.subscribe("t", full)
+        bus.subscribe("u", lambda p, a: calls.append(p))
+        with pytest.raises(StorageError):
+            bus.publish("t", {"n": 1})
+        assert calls == [{"n": 1}] and bus.dead_letters == []
 
     def test_publish_inside_a_handler_is_queued_not_nested(self):
         bus = InProcessBus(backoff_s=0)
@@ -151,6 +182,18 @@ class TestJsonlFailureRecorder(FailureRecorderContract):
     @pytest.fixture
     def recorder(self, tmp_path):
         return JsonlFailureRecorder(tmp_path / "failures.jsonl")
+
+    @pytest.fixture
+    def other_recorder(self, tmp_path):
+        return JsonlFailureRecorder(tmp_path / "failures.jsonl")
+
+
+class TestSqlitePartStaging(PartStagingContract):
+    @pytest.fixture
+    def staging(self, tmp_path):
+        db = SqliteIndex(tmp_path / "index.sqlite", 4, "m")
+        yield db
+        db.close()
 
 
 class TestSqliteFeedbackStore(ConcurrentFeedbackStoreContract):

@@ -118,7 +118,7 @@ def test_a_document_rejected_by_upsert_counts_as_failed(tmp_path, monkeypatch, c
     (other / "copy.md.meta.json").write_text(json.dumps({"doc_id": "sh-0001"}), encoding="utf-8")
     code, out, err = run(capsys, "ingest", str(other))
     assert code == 2 and json.loads(out)["failed"] == 1
-    assert "failed (upsert): sh-0001" in err and "already used by" in err
+    assert "failed (upsert): copy.md (doc sh-0001)" in err and "already used by" in err
 
 
 def test_delete_and_prune_remove_documents_through_the_delete_path(tmp_path, monkeypatch, capsys):

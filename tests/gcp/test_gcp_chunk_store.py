@@ -11,17 +11,24 @@ from dataclasses import replace
 
 import pytest
 
-from contract.contracts import IndexContract, make_chunk, make_meta
+from contract.contracts import IndexContract, PartStagingContract, make_chunk, make_meta
 from fakes.gcp_env import vertex_ports
 from fakes.memory_objects import MemoryObjects
 from regrag.adapters.gcp.chunk_layout import StaleWrite
 from regrag.adapters.gcp.chunk_store import GcsChunkStore
+from regrag.adapters.gcp.staging import GcsPartStaging
 
 
 class TestMemoryChunkMapOnVectorSearch(IndexContract):
     @pytest.fixture
     def ports(self, vector_fake):
         return vertex_ports(MemoryObjects(), vector_fake)
+
+
+class TestGcsPartStaging(PartStagingContract):
+    @pytest.fixture
+    def staging(self):
+        return GcsPartStaging(MemoryObjects(), "state/")
 
 
 def stores(n=2, **kw):
@@ -151,3 +158,49 @@ def test_a_document_deleted_while_listing_is_left_out_not_an_error():
 
     objects.before_read = delete_b
     assert [m.doc_id for m in lister.list_documents()] == ["a"]
+
+
+def test_a_write_that_dies_before_its_mark_is_redone_and_a_switch_never_shows_both_versions(vector_fake):
+    """No transaction on GCP: the older version leaves the search (its end date refreshed) before the newer
+    one's datapoints go in, and the completion mark is written last. An instance that dies in between leaves a
+    moment's gap, never both versions, and a head the reconcile job and `regrag ingest` redo."""
+    from regrag.domain.errors import Unavailable
+    from regrag.domain.messages import ChunksEmbedded
+    from regrag.domain.models import Filters
+    from regrag.ingest.ingest import INGEST_VERSION
+    from regrag.ingest.reconcile import _to_ingest
+    from regrag.ingest.upsert import upsert_chunks
+
+    store, vectors, lexical, dim = vertex_ports(MemoryObjects(), vector_fake)
+    vec = IndexContract.vec
+    today = Filters(as_of="2025-06-01")
+    older = make_meta("old-v", effective_date="2020-01-01", ingest_version=INGEST_VERSION)
+    newer = make_meta("new-v", effective_date="2023-01-01", supersedes="old-v", ingest_version=INGEST_VERSION)
+
+    def message(meta, seeds):
+        chunks = tuple(make_chunk(meta, i) for i in seeds)
+        return ChunksEmbedded(meta, "全文", chunks, tuple(vec(dim, s) for s in seeds), "test-model")
+
+    def found() -> set[str]:
+        return {h.chunk_id.rsplit("-", 1)[0] for h in vectors.search(vec(dim, 1), today, 10)}
+
+    upsert_chunks(message(older, (1, 2)), store=store, vectors=vectors, lexical=lexical)
+    assert found() == {"old-v"}
+    seen: list[set[str]] = []
+    real = vectors.upsert
+
+    def dies(chunks, vectors_):  # the instance is lost just before the newer version's datapoints are written
+        seen.append(found())
+        raise Unavailable("instance lost")
+
+    vectors.upsert = dies  # type: ignore[method-assign]
+    with pytest.raises(Unavailable):
+        upsert_chunks(message(newer, (1, 2)), store=store, vectors=vectors, lexical=lexical)
+    assert seen == [set()]  # the older one already out, the newer not yet in: a gap, never both
+    assert store.incomplete_documents() == ["new-v"]
+    assert _to_ingest({"new-v.md": 1, "old-v.md": 1}, store.list_documents(), set(store.incomplete_documents())) == [
+        "new-v.md"
+    ]
+    vectors.upsert = real  # type: ignore[method-assign]
+    assert upsert_chunks(message(newer, (1, 2)), store=store, vectors=vectors, lexical=lexical).status == "upserted"
+    assert store.incomplete_documents() == [] and found() == {"new-v"}

@@ -37,6 +37,7 @@ from werkzeug.wrappers import Response
 from fakes import gcp_env
 from regrag.adapters.gcp.blobstore import GcsBlobStore
 from regrag.adapters.gcp.chunk_store import GcsChunkStore
+from regrag.adapters.gcp.failures import GcsFailureRecorder
 from regrag.ops.feedback import export_questions
 from regrag.wiring import get_services, reset_services
 
@@ -245,7 +246,9 @@ def ingest_samples(stack: Stack, world: World, doc_ids: list[str], times: int = 
 
 
 def failures(world: World) -> list[str]:
-    return [i.name for i in GcsBlobStore(world.state).list(f"{world.prefix}failures/")]
+    """The failure records (not the failed-delivery counters under failures/attempts/)."""
+    names = [i.name for i in GcsBlobStore(world.state).list(f"{world.prefix}failures/")]
+    return [n for n in names if not n.startswith(f"{world.prefix}failures/attempts/")]
 
 
 def test_upload_to_cited_verbatim_answer_over_http(stack, make_world, vector_fake):
@@ -290,7 +293,10 @@ def test_a_poison_message_is_dead_lettered_after_5_attempts_and_nothing_else_is_
     assert len(poisoned) == 5 * 2  # 5 deliveries × REGRAG_EMBED_MAX_ATTEMPTS=2 requests each
     eventually(lambda: indexed(world, vector_fake, {"zj-0004": 9}), what="the good document")
     assert world.store().get_document("poison-0001") is None
-    assert failures(world) == []  # a transient failure is not a permanent one: nothing recorded
+    # recorded once, by the fifth delivery: the stage, the document and the error the dead-letter copy lacks
+    [record] = GcsFailureRecorder(GcsBlobStore(world.state), f"{world.prefix}failures/").list()
+    assert record["stage"] == "embed" and record["reason"] == "dead_lettered" and record["attempts"] == 5
+    assert record["key"] == record["doc_id"] == "poison-0001" and "Unavailable" in record["error"]
     assert gcp_env.pull(stack.pubsub, stack.dead_upsert) == []
     assert time.monotonic() - started < 60
 

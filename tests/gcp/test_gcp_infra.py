@@ -137,6 +137,19 @@ def test_buckets_are_private_and_removals_are_notified_to_the_embedded_topic(tf)
     assert "google_pubsub_topic.embedded" in notification["topic"]
 
 
+def test_the_failed_delivery_counters_expire_and_match_the_recorders_prefix(tf):
+    from regrag.adapters.gcp.failures import GcsFailureRecorder
+
+    state = blocks(tf, "resource")[("google_storage_bucket", "state")]
+    [rule] = state["lifecycle_rule"]
+    condition = rule["condition"][0] if isinstance(rule["condition"], list) else rule["condition"]
+    action = rule["action"][0] if isinstance(rule["action"], list) else rule["action"]
+    prefix = [unquote(p) for p in condition["matches_prefix"]]
+    assert condition["age"] == 7 and unquote(action["type"]) == "Delete"
+    recorder = GcsFailureRecorder(None, "failures/")  # type: ignore[arg-type]
+    assert prefix == [recorder.attempts_prefix]  # wiring.gcp's prefix with an empty REGRAG_STATE_PREFIX
+
+
 def test_stage_topics_dead_letter_topics_and_their_subscriptions(tf):
     resources, local = blocks(tf, "resource"), locals_of(tf)
     defaults = Settings.from_env({})  # the topic names the functions use unless told otherwise

@@ -9,6 +9,7 @@ from regrag.domain.messages import (
     ChunksEmbedded,
     DocumentChunked,
     DocumentDeleted,
+    covers_whole,
     encoded_size,
     message_from_json,
     split_for_publish,
@@ -74,3 +75,17 @@ def test_vector_count_mismatch(doc):
     with pytest.raises(InvalidInput, match="2 chunks but 1 vectors"):
         message_from_json(emb)
     assert base64.b64decode(emb["vectors"][0])  # vectors travel as base64 float32
+
+
+def test_parts_split_again_downstream_still_add_up_to_the_whole(doc):
+    """Ingest splits a document in 2; embed's vectors make the first half too large again: parts 0-1 of 4 and
+    1 of 2 then carry every chunk, and only their spans (not their count) say so."""
+    whole = DocumentChunked(doc.meta, doc.text, doc.chunks)
+    halves = split_for_publish(whole, max_bytes=encoded_size(whole) * 7 // 10)  # each carries the whole text
+    assert [(p.part, p.parts) for p in halves] == [(0, 2), (1, 2)]
+    first = split_for_publish(halves[0], max_bytes=encoded_size(halves[0]) * 95 // 100)
+    numbering = [(p.part, p.parts) for p in [*first, halves[1]]]
+    assert numbering == [(0, 4), (1, 4), (1, 2)]
+    assert covers_whole(numbering) and covers_whole([*numbering, (1, 4)])  # a redelivered part changes nothing
+    assert not covers_whole([(0, 4), (1, 2)]) and not covers_whole([(1, 4), (1, 2)]) and not covers_whole([])
+    assert covers_whole([(0, 1)])

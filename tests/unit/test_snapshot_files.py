@@ -125,3 +125,34 @@ def test_prepare_search_saves_the_snapshot_only_for_an_index_that_keeps_one(tmp_
         other.prepare_search()
         assert not snapshot_files.folder_for(tmp_path / name).exists()
         assert other._snapshot is None  # nothing built either: the preparing process would throw it away
+
+
+@pytest.mark.parametrize("damaged", ["vectors.npy", "idf.npy", "chunk_ids.txt", "posting_rows.npy"])
+def test_a_flipped_byte_in_any_saved_file_is_found_and_the_folder_rebuilt(tmp_path, damaged):
+    """A file of the right size and format with one byte changed would load and search: its checksum does not
+    match, so it is removed and rebuilt, never mapped."""
+    path = tmp_path / "index.sqlite"
+    db = _index(path)
+    _fill(db)
+    built = _searches(db)
+    folder = snapshot_files.folder_for(path) / f"v{db.index_version()}"
+    target = folder / damaged
+    raw = bytearray(target.read_bytes())
+    raw[len(raw) - 3] ^= 0x01
+    target.write_bytes(bytes(raw))
+    problem = snapshot_files.verify(snapshot_files.folder_for(path), db.index_version())
+    assert problem is not None and damaged in problem
+    reader = _index(path)
+    assert _searches(reader) == built  # rebuilt from the index, then saved again whole
+    assert snapshot_files.verify(snapshot_files.folder_for(path), db.index_version()) is None
+
+
+def test_a_damaged_meta_json_that_still_parses_is_found(tmp_path):
+    path = tmp_path / "index.sqlite"
+    db = _index(path)
+    _fill(db)
+    built = _searches(db)
+    meta = snapshot_files.folder_for(path) / f"v{db.index_version()}" / "meta.json"
+    meta.write_text(meta.read_text(encoding="utf-8").replace('"并网": ', '"并网": 1', 1), encoding="utf-8")
+    assert "meta.json does not match" in str(snapshot_files.verify(snapshot_files.folder_for(path), db.index_version()))
+    assert _searches(_index(path)) == built

@@ -136,10 +136,17 @@ def reconcile(services: Services, body: Any) -> dict[str, Any]:
 
 
 def health(services: Services) -> dict[str, Any]:
-    """GET /healthz: what was wired (not what is configured: Vertex AI mode reranks without a key)."""
+    """GET /healthz: what was wired (not what is configured: Vertex AI mode reranks without a key), and whether the
+    index is whole: `degraded` with the findings of the quick integrity check (documents not written whole,
+    version links to documents that are gone, rows that failed their checksum when read); `regrag doctor` runs the
+    full check and names the repair."""
+    from regrag.ops.doctor import finding_line, health_findings
+
     stats = services.store.stats()
+    problems = [f for f in health_findings(services) if f.severity == "error"]
     return {
-        "status": "ok",
+        "status": "degraded" if problems else "ok",
+        "integrity": [finding_line(f) for f in problems[:20]],
         "mode": services.settings.mode,
         "embedding_model": services.embedder.model_id,
         "documents": stats.get("documents"),

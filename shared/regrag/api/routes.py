@@ -20,7 +20,15 @@ from werkzeug.wrappers import Request, Response
 
 from regrag import logs
 from regrag.api import endpoints
-from regrag.domain.errors import Forbidden, InvalidInput, NotFound, PermanentError, TransientError, Unauthorized
+from regrag.domain.errors import (
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    PermanentError,
+    StorageError,
+    TransientError,
+    Unauthorized,
+)
 from regrag.inputs import parse as requests
 from regrag.services import Services
 
@@ -51,6 +59,7 @@ _ERRORS: tuple[tuple[type[Exception], int], ...] = (
     (Forbidden, 403),
     (PermanentError, 422),
     (TransientError, 503),
+    (StorageError, 503),  # a full disk or a damaged index: the server cannot answer until an operator acts
 )
 
 # --- the routes -------------------------------------------------------------------------------------------

@@ -66,3 +66,20 @@ class Unavailable(TransientError):
     """No backend could answer (HTTP 503)."""
 
     code = "unavailable"
+
+
+class StorageError(RegragError):
+    """This machine's files refused a read or write: a full disk, a read-only folder, a damaged database.
+
+    Neither the input's fault (permanent: recording the document as bad would be wrong) nor something a retry
+    fixes (transient: five retries on a full disk only fill the log). A batch stops at once with the message,
+    which names the file and what to do; nothing half-written stays behind (each document is one transaction).
+    HTTP 503. `kind`: full | read_only | damaged | io.
+    """
+
+    code = "storage"
+
+    def __init__(self, message: str, *, path: str, kind: str) -> None:
+        super().__init__(message, code=f"storage_{kind}", details={"path": path})
+        self.path = path
+        self.kind = kind

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -193,6 +195,25 @@ def split_for_publish(message: DocumentChunked | ChunksEmbedded, max_bytes: int 
         if size == 1:
             raise InvalidInput(f"one chunk of {message.meta.doc_id} does not fit in a {max_bytes}-byte message")
         k *= 2
+
+
+def part_span(part: int, parts: int) -> tuple[Fraction, Fraction]:
+    """The share of the document's chunks that part `part` of `parts` carries, as [start, end) of the whole.
+
+    A part split again downstream (embed's vectors make a message larger than the one it came from) becomes
+    parts `part * k + i` of `parts * k`, which share its span: so parts of one document can be numbered out of
+    different totals (0-1 of 8, 1 of 4, 4-7 of 8), and only their spans say whether they make the whole."""
+    return Fraction(part, parts), Fraction(part + 1, parts)
+
+
+def covers_whole(parts: Iterable[tuple[int, int]]) -> bool:
+    """Whether (part, parts) pairs together carry every chunk of the document (redelivered duplicates allowed)."""
+    end = Fraction(0)
+    for start, stop in sorted(part_span(p, n) for p, n in set(parts)):
+        if start > end:
+            return False
+        end = max(end, stop)
+    return end == 1
 
 
 def _subset(message: Any, idx: range, part: int, parts: int) -> Any:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from regrag import logs
 from regrag.domain.errors import InvalidInput, PermanentError, TransientError
 from regrag.domain.messages import Message, message_from_json
-from regrag.ports import FailureRecorder
+from regrag.ports import DeliveryCounter, FailureRecorder
 
 log = logs.get("events")
 
@@ -137,11 +137,22 @@ def decode_message(payload: dict[str, Any]) -> Message:
     return message_from_json(payload)
 
 
-def run_event(stage: str, key: str, handler: Callable[[], T], recorder: FailureRecorder) -> T | None:
+def run_event(
+    stage: str,
+    key: str,
+    handler: Callable[[], T],
+    recorder: FailureRecorder,
+    *,
+    message_id: str | None = None,
+    max_attempts: int = 5,
+) -> T | None:
     """Run an event handler with the platform's error policy.
 
     PermanentError → log, record, acknowledge (return None): redelivery could never succeed.
-    TransientError and anything unexpected → raise, so the platform retries and finally dead-letters.
+    TransientError and anything unexpected → raise, so the platform retries and finally dead-letters. Where the
+    recorder counts deliveries (ports.DeliveryCounter: GCP) and the event names its message, the failure that
+    reaches `max_attempts` (the subscription's dead-letter setting) is recorded as a dead letter first: the
+    stage, the document, the error. (The local bus records its dead letters itself.)
     """
     try:
         return handler()
@@ -157,11 +168,66 @@ def run_event(stage: str, key: str, handler: Callable[[], T], recorder: FailureR
         )
         recorder.record(stage, key, exc.code, {"error": str(exc)})
         return None
-    except TransientError as exc:
-        logs.event(
-            log, logging.WARNING, f"{stage}: transient failure, will be retried", stage=stage, key=key, error=str(exc)
-        )
+    except Exception as exc:
+        if isinstance(exc, TransientError):
+            logs.event(
+                log,
+                logging.WARNING,
+                f"{stage}: transient failure, will be retried",
+                stage=stage,
+                key=key,
+                error=str(exc),
+            )
+        if message_id and isinstance(recorder, DeliveryCounter):
+            _count_failure(stage, key, exc, recorder, recorder, message_id, max_attempts)
         raise
+
+
+def _count_failure(
+    stage: str,
+    key: str,
+    exc: Exception,
+    recorder: FailureRecorder,
+    counter: DeliveryCounter,
+    message_id: str,
+    max_attempts: int,
+) -> None:
+    try:
+        attempts = counter.failed_delivery(stage, message_id)
+        if attempts >= max_attempts:
+            logs.event(log, logging.ERROR, f"{stage}: last delivery failed, dead-lettered", stage=stage, key=key,
+                       message_id=message_id, attempts=attempts, error=str(exc))  # fmt: skip
+            detail = {"error": f"{type(exc).__name__}: {exc}", "doc_id": key, "message_id": message_id}
+            recorder.record(stage, key, "dead_lettered", {**detail, "attempts": attempts})
+    except Exception as count_exc:  # noqa: BLE001 - counting must never hide the failure being retried
+        logs.event(log, logging.WARNING, "failed delivery not counted", stage=stage, error=repr(count_exc))
+
+
+def message_id_of(event: Any) -> str | None:
+    """The id a Pub/Sub-borne event keeps across redeliveries: the message's id, or the CloudEvent id (a storage
+    event reaches its function through Pub/Sub too); None when there is neither (never raises)."""
+    try:
+        data = _data(event)
+        message = data.get("message") if isinstance(data, dict) else None
+        if isinstance(message, dict):
+            found = message.get("messageId") or message.get("message_id")
+            if found:
+                return str(found)
+        found = _attrs(event).get("id")
+        return str(found) if found else None
+    except Exception:  # noqa: BLE001 - only used to count deliveries; must never raise
+        return None
+
+
+def message_key(event: Any) -> str:
+    """What a Pub/Sub-borne stage message is about: its `doc_id` attribute, else event_key (never raises)."""
+    try:
+        data = _data(event)
+        message = data.get("message") if isinstance(data, dict) else None
+        doc_id = (message.get("attributes") or {}).get("doc_id") if isinstance(message, dict) else None
+        return str(doc_id) if doc_id else event_key(event)
+    except Exception:  # noqa: BLE001 - only used to label logs and records; must never raise
+        return event_key(event)
 
 
 def event_key(event: Any) -> str:

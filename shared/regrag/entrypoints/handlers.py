@@ -20,6 +20,8 @@ from regrag.entrypoints.events import (
     decode_storage_event,
     decode_storage_notification,
     event_key,
+    message_id_of,
+    message_key,
     run_event,
 )
 from regrag.ingest import embed as embed_stage
@@ -39,7 +41,12 @@ def ingest_event(services: Services, event: Any) -> ingest_stage.IngestResult | 
             )
         return _ingest(services, ev.name)
 
-    return run_event("ingest", event_key(event), handle, services.failures)
+    return run_event("ingest", event_key(event), handle, services.failures, **_delivery(services, event))
+
+
+def _delivery(services: Services, event: Any) -> dict[str, Any]:
+    """What run_event needs to count an event's failed deliveries (GCP: Pub/Sub retries, then dead-letters)."""
+    return {"message_id": message_id_of(event), "max_attempts": services.settings.max_delivery_attempts}
 
 
 def ingest_name(services: Services, name: str) -> ingest_stage.IngestResult | None:
@@ -66,7 +73,11 @@ def ocr_options(services: Services) -> ingest_stage.OcrOptions:
 def embed_event(services: Services, event: Any) -> Any:
     """Pub/Sub DocumentChunked → ChunksEmbedded."""
     return run_event(
-        "embed", event_key(event), lambda: _embed(services, *decode_pubsub_payload(event)), services.failures
+        "embed",
+        message_key(event),
+        lambda: _embed(services, *decode_pubsub_payload(event)),
+        services.failures,
+        **_delivery(services, event),
     )
 
 
@@ -103,7 +114,7 @@ def upsert_event(services: Services, event: Any) -> upsert_stage.UpsertResult | 
             return _remove_object(services, notification)
         return _upsert(services, decode_message(payload))
 
-    return run_event("upsert", event_key(event), handle, services.failures)
+    return run_event("upsert", message_key(event), handle, services.failures, **_delivery(services, event))
 
 
 def upsert_message(services: Services, payload: dict[str, Any], attributes: dict[str, str]) -> Any:
@@ -117,6 +128,12 @@ def object_removed(services: Services, name: str, generation: int) -> upsert_sta
     Cloud Storage delete notification on GCP."""
     event = StorageEvent(GCS_DELETED, "local", name, generation)
     return run_event("upsert", name, lambda: _remove_object(services, event), services.failures)
+
+
+def document_removed(services: Services, doc_id: str, generation: int) -> upsert_stage.UpsertResult | None:
+    """Remove a document by id (`regrag delete` of a document stored without an object name)."""
+    message = DocumentDeleted(doc_id, "", generation, "")
+    return run_event("upsert", doc_id, lambda: _upsert(services, message), services.failures)
 
 
 def _remove_object(services: Services, event: StorageEvent) -> upsert_stage.UpsertResult | None:
@@ -140,5 +157,5 @@ def _upsert(services: Services, message: Message) -> upsert_stage.UpsertResult:
     if message.model != s.embedder.model_id:
         raise InvalidInput(f"vectors from model {message.model!r} cannot enter an index of {s.embedder.model_id!r}")
     return upsert_stage.upsert_chunks(
-        message, store=s.store, vectors=s.vectors, lexical=s.lexical, questions=s.question_index
+        message, store=s.store, vectors=s.vectors, lexical=s.lexical, questions=s.question_index, staging=s.staging
     )

@@ -3,7 +3,8 @@
 Events can be lost (a function deployed late, a notification dropped, a message dead-lettered and never
 replayed). This job makes the index converge on the bucket anyway:
 
-- an object with no document, or whose document is of an older generation, is ingested again (its
+- an object with no document, or whose document is of an older generation, or was not written whole (a write
+  that did not finish: no completion mark, ChunkStore.incomplete_documents), is ingested again (its
   DocumentChunked messages are published; embed and upsert do the rest, idempotently);
 - a document whose object is gone is an orphan: a DocumentDeleted message is published, and upsert removes it
   (it compares generations, so a document re-uploaded meanwhile is kept);
@@ -106,7 +107,7 @@ def reconcile(
     """Compare the bucket with the chunk store and publish what makes them agree (see the module docstring)."""
     objects = {b.name: b.generation for b in blobs.list() if is_document_object(b.name)}
     documents = store.list_documents()
-    missing = _to_ingest(objects, documents)
+    missing = _to_ingest(objects, documents, set(store.incomplete_documents()))
     republished, rejected = _republish(
         missing[:max_republish], blobs, publisher, topic_chunked, max_chars, ocr, dry_run
     )
@@ -143,14 +144,14 @@ def reconcile(
     return result
 
 
-def _to_ingest(objects: dict[str, int], documents: list[DocumentMeta]) -> list[str]:
-    """Objects the index lacks, holds at an older generation, or derived by older ingest rules."""
+def _to_ingest(objects: dict[str, int], documents: list[DocumentMeta], incomplete: set[str]) -> list[str]:
+    """Objects the index lacks, holds at an older generation, holds half-written, or derived by older rules."""
     by_source: dict[str, int] = {}
     outdated: set[str] = set()  # derived by older ingest rules: ingested again even though the bytes did not change
     for meta in documents:
         if meta.source_name:
             by_source[meta.source_name] = max(by_source.get(meta.source_name, 0), meta.generation)
-            if meta.ingest_version < INGEST_VERSION:
+            if meta.ingest_version < INGEST_VERSION or meta.doc_id in incomplete:
                 outdated.add(meta.source_name)
     return sorted(name for name, gen in objects.items() if by_source.get(name, -1) < gen or name in outdated)
 

@@ -1,5 +1,5 @@
-"""`regrag doctor`: do the configured models and index answer, here and now? Run before traffic (deploy.sh runs
-it before deploying) and after any change of model, region or index.
+"""`regrag doctor`: do the configured models and index answer, here and now, and is the index whole? Run before
+traffic (deploy.sh runs it before deploying), after any change of model, region or index, and after a crash.
 
 A retired Gemini model does not fail a query: every rerank falls back to the retrieval order and answers keep
 coming, so nobody notices. An embedding model of another dimension or family than the index's finds garbage
@@ -11,20 +11,35 @@ FAIL makes the command exit 1.
 The Gemini check sends the production request: the reranker's own generator (model, temperature, thinking
 level as `Settings.gemini_params` gives them), prompt and response schema, through a copy of the reranker
 without a cache, twice, and compares the two sets of scores.
+
+A half-written index does not fail a query either: a chunk without its vector is never found, a version whose
+successor is gone is hidden, a damaged vector finds the wrong neighbours. The integrity check asks every store
+that can check itself (ports.IntegrityCheck) and compares the index with the bucket; each finding is one FAIL
+line naming its document or file and the command that repairs it (`regrag repair`, which re-reads the named
+documents from the bucket, or rebuilds the index from it).
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any
 
 import numpy as np
 
 from regrag.cloud_facts import IGNORED, UNDOCUMENTED, GeminiModel, gemini_model
+from regrag.domain import integrity as I
+from regrag.domain.errors import StorageError
+from regrag.domain.integrity import Finding
 from regrag.domain.models import Chunk, DocumentMeta, Filters
 from regrag.domain.results import Candidate
+from regrag.ingest.ingest import derive_doc_id
+from regrag.ingest.reconcile import is_document_object
+from regrag.ports import IntegrityCheck, Versioned
 from regrag.query.rerank import STATUS_OK, LlmReranker
 from regrag.services import Services
 
@@ -59,8 +74,13 @@ class Check:
 def run_checks(services: Services, today: date | None = None) -> list[Check]:
     """Every check, in order; `today` (default: the local date) is what retirement dates are compared with."""
     settings = services.settings
+    # the integrity check first: the search below loads (and would silently rebuild) a damaged saved snapshot
+    started = time.perf_counter()
+    findings = integrity_findings(services)
+    integrity = finding_checks(findings, (time.perf_counter() - started) * 1000, services)
     checks = [_timed("embedding model", lambda: (_embedding(services), ()))]
     checks.append(_timed("vector index", lambda: (_vector_index(services), ())))
+    checks += integrity
     configured = settings.gemini_on_vertex or settings.gemini_api_key or settings.gemini_key_ref
     if not settings.rerank:
         checks.append(Check("Gemini (rerank)", True, "rerank is off (RERANK=false): not called", 0.0))
@@ -185,3 +205,107 @@ def model_warnings(model: GeminiModel, temperature: float, today: date) -> tuple
                 "the change now"
             )
     return tuple(warnings)
+
+
+# --- the index's integrity ------------------------------------------------------------------------------------
+
+
+def integrity_findings(services: Services, deep: bool = True) -> list[Finding]:
+    """Every finding of the stores that check themselves, and of the index against the bucket (`deep`: every row
+    and file; otherwise what a few indexed queries tell, for GET /healthz). A store that cannot even be read is
+    a finding too."""
+    checkers: list[IntegrityCheck] = list(services.integrity)
+    if not checkers and isinstance(services.store, IntegrityCheck):
+        checkers.append(services.store)
+    findings: list[Finding] = []
+    for checker in checkers:
+        try:
+            findings += checker.check_integrity(deep)
+        except StorageError as exc:
+            findings.append(Finding("damaged_file", exc.path, str(exc), I.REBUILD if exc.kind == "damaged" else I.NONE))
+    if deep:
+        try:
+            findings += bucket_findings(services)
+        except StorageError as exc:
+            findings.append(Finding("damaged_file", exc.path, str(exc), I.REBUILD if exc.kind == "damaged" else I.NONE))
+    return findings
+
+
+_RETRIED = ("transient", "dead_lettered", "unavailable")  # reasons a later run may not meet again
+
+
+def bucket_findings(services: Services) -> list[Finding]:
+    """The index against the bucket: documents whose object is gone (a delete that did not finish), and objects
+    the index lacks or holds an older version of (an ingest that did not finish, a dead letter; one that failed
+    for good is only a warning: failures.jsonl says why)."""
+    objects = {b.name: b.generation for b in services.blobs.list() if is_document_object(b.name)}
+    documents = services.store.list_documents()
+    findings = []
+    for meta in documents:
+        if meta.source_name and meta.source_name not in objects:
+            detail = f"its file {meta.source_name} is no longer in the bucket (a delete that did not finish)"
+            findings.append(Finding("orphan_document", meta.doc_id, detail, I.DELETE, (meta.doc_id,)))
+    indexed = {m.source_name: m for m in documents if m.source_name}
+    # refused for good (a bad file, an invalid claim): recorded by object name or by document id
+    refused = {str(f.get("key")) for f in services.failures.list() if f.get("reason") not in _RETRIED}
+    for name, generation in sorted(objects.items()):
+        stored = indexed.get(name)
+        if stored is not None and stored.generation >= generation:
+            continue
+        failed = name in refused or (stored.doc_id if stored else derive_doc_id(name)) in refused
+        where = "not in the index" if stored is None else f"newer than the version the index holds ({stored.doc_id})"
+        kind = "missing_document" if stored is None else "outdated_document"
+        if failed:
+            detail = f"in the bucket but {where}: its ingest failed (failures.jsonl says why)"
+            findings.append(Finding(kind, name, detail, I.REINGEST, severity=I.WARNING))
+        else:
+            detail = f"in the bucket but {where} (an ingest that did not finish, or a dead letter)"
+            findings.append(Finding(kind, name, detail, I.REINGEST))
+    return findings
+
+
+def repair_command(finding: Finding) -> str:
+    """The command that repairs a finding (none for a warning that needs nothing)."""
+    if finding.remedy == I.NONE:
+        return ""
+    if finding.doc_ids and finding.remedy in (I.REINGEST, I.DELETE):
+        return "regrag repair " + " ".join(finding.doc_ids)
+    return "regrag repair"
+
+
+def finding_line(finding: Finding) -> str:
+    command = repair_command(finding)
+    return f"{finding.kind}: {finding.subject}: {finding.detail}" + (f" → {command}" if command else "")
+
+
+def finding_checks(findings: Sequence[Finding], ms: float, services: Services) -> list[Check]:
+    """One Check per finding (FAIL for errors, ok for warnings), or one ok line when the index is whole."""
+    if not findings:
+        try:
+            stats = services.store.stats()
+            what = f"{stats.get('documents')} documents, {stats.get('chunks')} chunks"
+        except StorageError as exc:
+            return [Check("index integrity", False, str(exc), ms)]
+        return [Check("index integrity", True, f"whole ({what}: written whole, checksums match)", ms)]
+    return [Check("index integrity", f.severity == I.WARNING, finding_line(f), ms) for f in findings]
+
+
+_HEALTH_TTL_S = 60.0  # a store without a write counter (GCP) is checked again after this long
+_health: weakref.WeakKeyDictionary[Any, tuple[Any, list[Finding]]] = weakref.WeakKeyDictionary()
+_health_lock = threading.Lock()
+
+
+def health_findings(services: Services) -> list[Finding]:
+    """The quick integrity check (no row or file read in full) for GET /healthz: run again when the store has
+    changed (its write counter) or rows failed their checksum on a read since, else the last result."""
+    store = services.store
+    version = store.index_version() if isinstance(store, Versioned) else int(time.monotonic() // _HEALTH_TTL_S)
+    key = (version, len(getattr(store, "damage_seen", ())))
+    with _health_lock:
+        cached = _health.get(store)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    findings = integrity_findings(services, deep=False)
+    with _health_lock:
+        _health[store] = (key, findings)
+    return findings

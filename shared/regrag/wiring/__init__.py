@@ -12,9 +12,10 @@ import os
 import threading
 
 from regrag.config import ConfigError, Settings
+from regrag.domain.integrity import Finding
 from regrag.services import Services
 
-__all__ = ["build_services", "get_services", "reset_services"]
+__all__ = ["build_services", "get_services", "reset_services", "set_aside_damaged", "storage_problems"]
 
 
 def build_services(settings: Settings | None = None) -> Services:
@@ -29,6 +30,26 @@ def build_services(settings: Settings | None = None) -> Services:
     from regrag.wiring.local import build_local_services
 
     return build_local_services(settings)
+
+
+def storage_problems(settings: Settings) -> list[Finding]:
+    """The local files that cannot be used at all (each checked on its own), as findings: what `regrag doctor`
+    reports when the services cannot even be built. Nothing on GCP, whose stores are services."""
+    if settings.mode != "local":
+        return []
+    from regrag.wiring.local import file_problems
+
+    return file_problems(settings)
+
+
+def set_aside_damaged(settings: Settings) -> list[str]:
+    """Set every damaged local database aside (`regrag repair`'s first step); what was set aside, as
+    "<file> → <new name>"."""
+    if settings.mode != "local":
+        return []
+    from regrag.wiring.local import set_aside_damaged as local
+
+    return local(settings)
 
 
 _services: Services | None = None

@@ -42,6 +42,7 @@ def build_gcp_services(settings: Settings) -> Services:
     from regrag.adapters.gcp.index_metadata import IndexMetadata
     from regrag.adapters.gcp.lexicon import GcsLexicon
     from regrag.adapters.gcp.search_index import VertexLexicalIndex, VertexVectorIndex
+    from regrag.adapters.gcp.staging import GcsPartStaging
 
     if settings.questions_index:
         # Vector Search would need a second index or datapoints keyed by question: refused, never ignored
@@ -86,6 +87,8 @@ def build_gcp_services(settings: Settings) -> Services:
         reports=PrefixedBlobStore(state, prefix),
         caches=caches,
         ocr=models.build_ocr(settings),
+        staging=GcsPartStaging(state, prefix),
+        integrity=(store,),
     )
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 from regrag import logs
 from regrag.config import Settings
+from regrag.domain import integrity
 from regrag.entrypoints import handlers
 from regrag.query.embedding_cache import QueryEmbeddingCache
 from regrag.query.retrieve import lexical_texts
@@ -18,10 +22,13 @@ def build_local_services(settings: Settings) -> Services:
     from regrag.adapters.local.chunk_store import SqliteIndex
     from regrag.adapters.local.failures import JsonlFailureRecorder
     from regrag.adapters.local.feedback import SqliteFeedbackStore
+    from regrag.adapters.local.lock import exclusive
     from regrag.adapters.local.search_index import SqliteLexicalIndex, SqliteQuestionIndex, SqliteVectorIndex
+    from regrag.adapters.local.storage import guarded
 
     logs.configure(settings.log_level, log_questions=settings.log_questions)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    with guarded(settings.data_dir):
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
     models.limit_blas_threads()
     documents, model = models.build_local_embedder(settings)
     embedder = QueryEmbeddingCache(documents, settings.query_cache_size)
@@ -45,8 +52,13 @@ def build_local_services(settings: Settings) -> Services:
     reranker = models.build_reranker(settings)
     caches = models.cache_counters(embedder, reranker, hyde)
     vector_cache = documents.cache
-    caches["document_vectors"] = lambda: {"hits": vector_cache.hits, "misses": vector_cache.misses}
-    bus = InProcessBus()
+    caches["document_vectors"] = lambda: {
+        "hits": vector_cache.hits,
+        "misses": vector_cache.misses,
+        "damaged": vector_cache.damaged,
+    }
+    failures = JsonlFailureRecorder(settings.failures_path)
+    bus = InProcessBus(failures=failures)
     remote_reranker, composer = models.build_remote_stages(settings)
     services = Services(
         settings=settings,
@@ -59,7 +71,7 @@ def build_local_services(settings: Settings) -> Services:
         reranker=reranker,
         remote_reranker=remote_reranker,
         composer=composer,
-        failures=JsonlFailureRecorder(settings.failures_path),
+        failures=failures,
         retriever=retriever,
         query_options=models.query_options_from(settings),
         catalog=CorpusCatalog(db),
@@ -70,8 +82,48 @@ def build_local_services(settings: Settings) -> Services:
         caches=caches,
         ocr=models.build_ocr(settings),
         prepare_search=db.prepare_search,
+        staging=db,
+        integrity=(db, vector_cache),
+        writer_lock=functools.partial(exclusive, settings.data_dir),
     )
     # Pub/Sub push subscriptions, in process: the same handlers the embed and upsert functions run
-    bus.subscribe(settings.topic_chunked, lambda payload, attrs: handlers.embed_message(services, payload, attrs))
-    bus.subscribe(settings.topic_embedded, lambda payload, attrs: handlers.upsert_message(services, payload, attrs))
+    bus.subscribe(
+        settings.topic_chunked, lambda payload, attrs: handlers.embed_message(services, payload, attrs), "embed"
+    )
+    bus.subscribe(
+        settings.topic_embedded, lambda payload, attrs: handlers.upsert_message(services, payload, attrs), "upsert"
+    )
     return services
+
+
+def _databases(settings: Settings) -> list[tuple[Path, str]]:
+    """The local databases, with the remedy of each when damaged: the index is rebuilt from the bucket, the
+    vector cache refills as documents are embedded again, the feedback store starts empty."""
+    return [
+        (settings.index_path, integrity.REBUILD),
+        (settings.vector_cache_path, integrity.REBUILD),
+        (settings.data_dir / "feedback.sqlite", integrity.REBUILD),
+    ]
+
+
+def file_problems(settings: Settings) -> list[integrity.Finding]:
+    from regrag.adapters.local import files
+
+    findings = []
+    for path, remedy in _databases(settings):
+        problem = files.problem(path)
+        if problem is not None:
+            fixable = remedy if problem.kind == "damaged" else integrity.NONE
+            findings.append(integrity.Finding("damaged_file", str(path), str(problem), fixable))
+    return findings
+
+
+def set_aside_damaged(settings: Settings) -> list[str]:
+    from regrag.adapters.local import files
+
+    moved = []
+    for path, _ in _databases(settings):
+        problem = files.problem(path)
+        if problem is not None and problem.kind == "damaged":
+            moved.append(f"{path} → {files.set_aside(path).name}")
+    return moved

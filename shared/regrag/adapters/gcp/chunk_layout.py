@@ -78,7 +78,10 @@ class Head:
 
     `parts` mirrors the local index's doc_part table (which parts of each generation arrived, with their chunk
     ids); `chunks` says where each live chunk's data is (its generation and part object), since a chunk id
-    written again by a newer generation moves to that generation's object.
+    written again by a newer generation moves to that generation's object. `complete` is the last generation
+    written whole (ChunkStore.mark_complete, written after the vectors): a head whose generation is not its
+    `complete` was left by a write that did not finish, and the next ingest (or the reconcile job) redoes it.
+    A head written before the mark existed has none and counts as whole.
     """
 
     meta: DocumentMeta
@@ -87,6 +90,11 @@ class Head:
     parts: dict[int, dict[int, PartRef]] = field(default_factory=dict)  # doc generation → part → ref
     chunks: dict[str, tuple[int, str]] = field(default_factory=dict)  # chunk id → (doc generation, object)
     pointers: set[str] = field(default_factory=set)  # chunk ids with a chunk-ids/ object naming this document
+    complete: int | None = None
+
+    @property
+    def whole(self) -> bool:
+        return self.complete == self.meta.generation
 
     @property
     def generation(self) -> int:
@@ -117,6 +125,7 @@ class Head:
             },
             "chunks": {cid: [g, name] for cid, (g, name) in self.chunks.items()},
             "pointers": sorted(self.pointers),
+            "complete": self.complete,
         }
         return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -130,13 +139,19 @@ class Head:
             for g, by_part in body["parts"].items()
         }
         chunks = {cid: (int(v[0]), str(v[1])) for cid, v in body["chunks"].items()}
-        return cls(
-            DocumentMeta.from_dict(body["meta"]), body["updated_at"], body["text"], parts, chunks, set(body["pointers"])
-        )
+        meta = DocumentMeta.from_dict(body["meta"])
+        complete = body.get("complete", meta.generation)  # a head from before the mark counts as whole
+        return cls(meta, body["updated_at"], body["text"], parts, chunks, set(body["pointers"]), complete)
 
     def metadata(self) -> dict[str, str]:
-        """Custom metadata on the head object, so stats() is one listing (ASCII: codes and counts only)."""
-        return {"corpus": self.meta.corpus, "chunks": str(len(self.chunks)), "updated": self.updated_at}
+        """Custom metadata on the head object, so stats() and the completeness of every document are one listing
+        (ASCII: codes and counts only)."""
+        return {
+            "corpus": self.meta.corpus,
+            "chunks": str(len(self.chunks)),
+            "updated": self.updated_at,
+            "whole": "1" if self.whole else "0",
+        }
 
 
 class MissingObject(Unavailable):

@@ -4,22 +4,27 @@ index version changes, with every filter applied before top-k."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from regrag import logs
 from regrag.adapters.local import coarse, snapshot_files
-from regrag.adapters.local.index_file import SqliteFile
+from regrag.adapters.local.index_file import SqliteFile, terms_sum, vector_sum
 from regrag.adapters.local.snapshot import SearchSnapshot
 from regrag.adapters.local.snapshot_build import build_snapshot
 from regrag.domain.bm25 import Bm25Params
 from regrag.domain.errors import InvalidInput
 from regrag.domain.models import OPEN_END, Chunk, DocumentMeta, Filters, Hit, date_int
+
+log = logs.get("index")
 
 
 def restricts(meta: DocumentMeta) -> dict[str, Any]:
@@ -64,6 +69,17 @@ class SqliteSearchStore(SqliteFile):
         self._files_min = snapshot_files_min_chunks
         self._files = snapshot_files.folder_for(self.path)
         self._coarse_min_rows = coarse_min_rows
+        # rows that failed their checksum when read, as (kind, key): never used, reported by GET /healthz
+        self.damage_seen: set[tuple[str, str]] = set()
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[Any]:
+        try:
+            with super()._writing() as con:
+                yield con
+        except BaseException:
+            self._vocab.clear()  # ids assigned inside a rolled-back transaction do not exist
+            raise
 
     def _require_vectors(self, dimension: int | None = None) -> None:
         if self._dimension is None:
@@ -107,7 +123,10 @@ class SqliteSearchStore(SqliteFile):
             rowids = self._rowids(con, [c.id for c, _ in rows], create=True)
             for c, blob in rows:
                 self._put_restricts(con, rowids[c.id], c.meta)
-                con.execute("INSERT OR REPLACE INTO vec_store(rowid, emb) VALUES (?,?)", (rowids[c.id], blob))
+                con.execute(
+                    "INSERT OR REPLACE INTO vec_store(rowid, emb, sum) VALUES (?,?,?)",
+                    (rowids[c.id], blob, vector_sum(blob)),
+                )
 
     def delete_vectors(self, chunk_ids: Sequence[str]) -> None:
         self._delete_rows(chunk_ids, "vec_store")
@@ -200,28 +219,22 @@ class SqliteSearchStore(SqliteFile):
         """Store each chunk's term counts: its text's tokens, plus its title/heading tokens counted
         `title_weight` each (one bag, the same weighting as the Vertex sparse vectors)."""
 
-        try:
-            with self._writing() as con:
-                rowids = self._rowids(con, [c.id for c in chunks], create=True)
-                for c, body, title in zip(chunks, body_tokens, title_tokens, strict=True):
-                    counts: dict[str, float] = dict(Counter(body))
-                    for token in title:
-                        counts[token] = counts.get(token, 0.0) + title_weight
-                    ids = self._term_ids(con, set(counts))
-                    terms = sorted(counts)
-                    con.execute(
-                        "INSERT OR REPLACE INTO lex(rowid, length, term_ids, counts) VALUES (?,?,?,?)",
-                        (
-                            rowids[c.id],
-                            len(body) + title_weight * len(title),
-                            np.asarray([ids[t] for t in terms], dtype="<i4").tobytes(),
-                            np.asarray([counts[t] for t in terms], dtype="<f4").tobytes(),
-                        ),
-                    )
-                    self._put_restricts(con, rowids[c.id], c.meta)
-        except BaseException:
-            self._vocab.clear()  # ids assigned inside a rolled-back transaction do not exist
-            raise
+        with self._writing() as con:
+            rowids = self._rowids(con, [c.id for c in chunks], create=True)
+            for c, body, title in zip(chunks, body_tokens, title_tokens, strict=True):
+                counts: dict[str, float] = dict(Counter(body))
+                for token in title:
+                    counts[token] = counts.get(token, 0.0) + title_weight
+                ids = self._term_ids(con, set(counts))
+                terms = sorted(counts)
+                length = float(len(body) + title_weight * len(title))
+                term_ids = np.asarray([ids[t] for t in terms], dtype="<i4").tobytes()
+                values = np.asarray([counts[t] for t in terms], dtype="<f4").tobytes()
+                con.execute(
+                    "INSERT OR REPLACE INTO lex(rowid, length, term_ids, counts, sum) VALUES (?,?,?,?,?)",
+                    (rowids[c.id], length, term_ids, values, terms_sum(length, term_ids, values)),
+                )
+                self._put_restricts(con, rowids[c.id], c.meta)
 
     def delete_lexical(self, chunk_ids: Sequence[str]) -> None:
         self._delete_rows(chunk_ids, "lex")
@@ -299,13 +312,17 @@ class SqliteSearchStore(SqliteFile):
                     "SELECT r.rowid, k.id, r.corpus, r.province, r.asset, r.doc_class, r.level, r.doc_id, "
                     "r.eff, r.eff_to FROM restrict r JOIN chunk_key k ON k.rowid = r.rowid ORDER BY r.rowid"
                 ),
-                con.execute("SELECT rowid, emb FROM vec_store"),
+                _Verified(con.execute("SELECT rowid, emb, sum FROM vec_store"), _vector_intact, self._damaged_row),
                 self._dimension,
                 # in the snapshot's row order (the restrict_corpus index), which spares the build a reordering
                 # of every posting (10 s at a million chunks)
-                con.execute(
-                    "SELECT l.rowid, l.length, l.term_ids, l.counts FROM restrict r JOIN lex l ON l.rowid = r.rowid "
-                    "ORDER BY r.corpus, r.rowid"
+                _Verified(
+                    con.execute(
+                        "SELECT l.rowid, l.length, l.term_ids, l.counts, l.sum FROM restrict r "
+                        "JOIN lex l ON l.rowid = r.rowid ORDER BY r.corpus, r.rowid"
+                    ),
+                    _terms_intact,
+                    self._damaged_row,
                 ),
                 vocab,
                 self.bm25,
@@ -314,6 +331,17 @@ class SqliteSearchStore(SqliteFile):
             )
         finally:
             con.execute("COMMIT")
+
+    def _damaged_row(self, row: tuple[Any, ...]) -> None:
+        self._damaged("vector" if len(row) == 3 else "terms", str(row[0]), "")
+
+    def _damaged(self, kind: str, key: str, doc_id: str) -> None:
+        """A row that failed its checksum: skipped, logged once, kept for GET /healthz."""
+        if (kind, key) not in self.damage_seen:
+            self.damage_seen.add((kind, key))
+            logs.event(
+                log, logging.ERROR, "damaged row skipped", kind=kind, key=key, doc_id=doc_id, index=str(self.path)
+            )
 
     def search_vectors(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
         """Exact cosine KNN over the chunks that pass `filters` (score = cosine similarity)."""
@@ -326,3 +354,41 @@ class SqliteSearchStore(SqliteFile):
         if not tokens:
             return []
         return self.snapshot().lexical(tokens, filters, int(k))
+
+
+def _vector_intact(row: tuple[Any, ...]) -> bool:
+    """(rowid, emb, sum): the vector matches its checksum (None: a row from before checksums, sealed on upgrade)."""
+    return row[2] is None or vector_sum(row[1]) == row[2]
+
+
+def _terms_intact(row: tuple[Any, ...]) -> bool:
+    """(rowid, length, term ids, counts, sum)."""
+    return row[4] is None or terms_sum(row[1], row[2], row[3]) == row[4]
+
+
+class _Verified:
+    """A cursor whose rows pass `intact` (their checksum), without the checksum column: what the snapshot build
+    reads, so that a damaged vector or term row is left out of the search (its chunk is unsearchable, the
+    doctor names it) instead of changing answers. Fetched in batches like the cursor it wraps; `damaged` is
+    told of each row left out."""
+
+    def __init__(self, cursor: Any, intact: Callable[[tuple[Any, ...]], bool], damaged: Any) -> None:
+        self._cursor = cursor
+        self._intact = intact
+        self._damaged = damaged
+
+    def fetchmany(self, size: int) -> list[tuple[Any, ...]]:
+        intact = self._intact
+        while batch := self._cursor.fetchmany(size):
+            kept = [row[:-1] for row in batch if intact(row)]
+            if len(kept) < len(batch):
+                for row in batch:
+                    if not intact(row):
+                        self._damaged(row)
+            if kept:
+                return kept
+        return []
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        while batch := self.fetchmany(4096):
+            yield from batch

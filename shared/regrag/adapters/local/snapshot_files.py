@@ -8,6 +8,11 @@ version, made with the same settings, maps the arrays read-only (`np.load(mmap_m
 
 The version is the index's write counter: any write makes every older folder useless, and the next build
 removes them. A folder that fails to load (damaged, other format) is ignored and rebuilt.
+
+Every file's CRC-32 is recorded in `meta.json`, and meta.json's own in `meta.json.crc32`: a load checks
+them all before it maps anything, so a damaged file (a flipped byte in `vectors.npy` changes answers without any
+error) is removed and rebuilt, never searched. The check reads every byte once: bench/README.md ("Checksums")
+has its cost against the load it protects.
 """
 
 from __future__ import annotations
@@ -24,10 +29,10 @@ from typing import Any
 import numpy as np
 
 from regrag import logs
-from regrag.adapters.local import coarse
+from regrag.adapters.local import checksums, coarse
 from regrag.adapters.local.snapshot import SearchSnapshot
 
-FORMAT = 2  # 2: the corpus runs' 8-bit shortlist indexes (coarse.py)
+FORMAT = 3  # 2: the corpus runs' 8-bit shortlist indexes (coarse.py); 3: checksums
 _ARRAYS = (
     "eff",
     "eff_to",
@@ -43,6 +48,7 @@ _ARRAYS = (
     "question_starts",
 )
 log = logs.get("snapshot")
+_META_SUM = "meta.json.crc32"  # meta.json's own checksum, written last
 
 
 def folder_for(index_path: Path) -> Path:
@@ -77,8 +83,10 @@ def save(snapshot: SearchSnapshot, folder: Path, settings: dict[str, Any]) -> bo
             "vocab": snapshot.vocab,
             "corpus_runs": {c: list(run) for c, run in snapshot.corpus_runs.items()},
             "coarse": [list(run) for run in snapshot.coarse],
+            "files": {path.name: checksums.of_file(path) for path in sorted(tmp.iterdir())},
         }
         (tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+        (tmp / _META_SUM).write_text(str(checksums.of_file(tmp / "meta.json")), encoding="ascii")
         if target.exists():  # this version saved with other settings or in another format: replaced
             stale = folder / f".stale-{snapshot.version}-{os.getpid()}-{threading.get_ident()}"
             os.replace(target, stale)
@@ -98,9 +106,44 @@ def _meta(target: Path, version: int, settings: dict[str, Any]) -> dict[str, Any
         meta = json.loads((target / "meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if meta.get("format") != FORMAT or meta.get("version") != version or meta.get("settings") != settings:
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != version:
+        return None
+    if meta.get("settings") != settings:
         return None
     return dict(meta)
+
+
+def damage(target: Path, meta: dict[str, Any]) -> str | None:
+    """What in a saved folder fails its checksum (None: every file matches): reads every byte once."""
+    try:
+        recorded = int((target / _META_SUM).read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        recorded = None
+    if recorded != checksums.of_file(target / "meta.json"):
+        return f"{target / 'meta.json'} does not match its checksum"
+    expected = meta.get("files") or {}
+    present = {path.name for path in target.iterdir()} - {"meta.json", _META_SUM}
+    if present != set(expected):
+        return f"{target} holds {sorted(present ^ set(expected))[:3]} beyond or short of the files it recorded"
+    for name, crc in sorted(expected.items()):
+        if checksums.of_file(target / name) != crc:
+            return f"{target / name} does not match its checksum"
+    return None
+
+
+def verify(folder: Path, version: int) -> str | None:
+    """The damage of the saved snapshot of `version` (None when there is none, or it is whole): for `regrag
+    doctor`, which does not know the settings it was saved with."""
+    target = folder / f"v{version}"
+    if not target.is_dir():
+        return None
+    try:
+        meta = json.loads((target / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return f"{target / 'meta.json'} is unreadable ({exc})"
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        return None  # another format: never loaded, replaced by the next save
+    return damage(target, meta)
 
 
 def saved(folder: Path, version: int, settings: dict[str, Any]) -> bool:
@@ -114,6 +157,17 @@ def load(folder: Path, version: int, settings: dict[str, Any]) -> SearchSnapshot
     target = folder / f"v{version}"
     meta = _meta(target, version, settings)
     if meta is None:
+        return None
+    try:
+        problem = damage(target, meta)
+    except OSError as exc:
+        problem = f"{target} is unreadable ({exc})"
+    if problem is not None:
+        logs.event(log, 40, "search snapshot on disk damaged; removed and rebuilt", problem=problem)
+        stale = folder / f".stale-{version}-{os.getpid()}-{threading.get_ident()}"
+        with contextlib.suppress(OSError):  # another process may have removed it first
+            os.replace(target, stale)
+        shutil.rmtree(stale, ignore_errors=True)
         return None
     try:
         arrays = {name: np.load(target / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}

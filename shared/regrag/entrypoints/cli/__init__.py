@@ -12,9 +12,11 @@ import sys
 from collections.abc import Callable, Sequence
 
 from regrag.config import ConfigError, Settings
-from regrag.domain.errors import RegragError
+from regrag.domain.errors import RegragError, StorageError
 from regrag.entrypoints.cli import commands
-from regrag.entrypoints.cli.ingest import cmd_delete, cmd_ingest
+from regrag.entrypoints.cli.ingest import cmd_ingest
+from regrag.entrypoints.cli.remove import cmd_delete
+from regrag.entrypoints.cli.repair import cmd_repair
 from regrag.inputs.parse import EVAL_K
 from regrag.services import Services
 
@@ -71,7 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
     cor.add_argument("--json", action="store_true")
 
     sub.add_parser("prompts", help="list the versioned prompts and which ones are active")
-    sub.add_parser("doctor", help="check that the embedding model, the index and Gemini answer (exit 1 if not)")
+    sub.add_parser(
+        "doctor",
+        help="check that the embedding model, the index and Gemini answer, and that the index is whole (exit 1 if not)",
+    )
+    rep = sub.add_parser(
+        "repair",
+        help="put right what doctor finds: finish interrupted deletes, re-read incomplete or damaged documents from "
+        "the bucket, rebuild a damaged index from it",
+    )
+    rep.add_argument("doc_ids", nargs="*", metavar="DOC_ID", help="only ingest these documents again")
     aud = sub.add_parser(
         "audit",
         help="list documents whose metadata ingest corrected or doubts (dates the text contradicts, an amendment's "
@@ -102,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS: dict[str, Callable[[Services, argparse.Namespace], int]] = {
     "ingest": cmd_ingest,
     "delete": cmd_delete,
+    "repair": cmd_repair,
     "ask": commands.cmd_ask,
     "serve": commands.cmd_serve,
     "check": commands.cmd_check,
@@ -122,7 +134,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(str(exc), file=sys.stderr)
         return 2
     from regrag import logs
-    from regrag.wiring import build_services
 
     # Logs go to stderr so stdout stays the command's output; per-document INFO lines only when asked for.
     logs.configure(
@@ -131,10 +142,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         log_questions=settings.log_questions,
     )
     try:
-        services = build_services(settings)
-        return int(COMMANDS[args.command](services, args))
+        return _run(args, settings)
     except (RegragError, FileNotFoundError, ValueError) as exc:
         print(f"regrag {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    """Build the services and run the command. When a local file cannot even be opened (damaged, read-only,
+    full), `doctor` reports every file's state instead of dying, and `repair` sets the damaged ones aside and
+    rebuilds; any other command says which file and what to do."""
+    from regrag.wiring import build_services, set_aside_damaged, storage_problems
+
+    set_aside: list[str] = []
+    if args.command == "repair":
+        set_aside = set_aside_damaged(settings)
+        for line in set_aside:
+            print(f"set aside: {line}", file=sys.stderr)
+    try:
+        services = build_services(settings)
+    except StorageError as exc:
+        if args.command != "doctor":
+            raise
+        return commands.doctor_files(storage_problems(settings) or [], exc)
+    try:
+        if args.command == "repair":
+            return cmd_repair(services, args, set_aside)
+        return int(COMMANDS[args.command](services, args))
+    finally:
+        services.close()

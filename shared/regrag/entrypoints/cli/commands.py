@@ -11,6 +11,8 @@ from typing import Any
 
 from regrag.api import endpoints
 from regrag.api.routes import call
+from regrag.domain.errors import StorageError
+from regrag.domain.integrity import Finding
 from regrag.services import Services
 
 
@@ -133,11 +135,24 @@ def cmd_corpora(services: Services, args: argparse.Namespace) -> int:
     rows = endpoints.corpora(services)["corpora"]
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=1))
+        _integrity_note(services)
         return 0
     print(f"{'corpus':<20}{'documents':>10}{'chunks':>10}")
     for row in rows:
         print(f"{row['corpus']:<20}{row['documents']:>10}{row['chunks']:>10}")
+    _integrity_note(services)
     return 0
+
+
+def _integrity_note(services: Services) -> None:
+    """One line on stderr when the quick integrity check finds the index not whole (counts above may then
+    include documents that answers cannot find)."""
+    from regrag.ops.doctor import health_findings
+
+    problems = [f for f in health_findings(services) if f.severity == "error"]
+    if problems:
+        subjects = ", ".join(sorted({f.subject for f in problems})[:5])
+        print(f"the index is not whole ({len(problems)} finding(s): {subjects}): run `regrag doctor`", file=sys.stderr)
 
 
 def cmd_prompts(services: Services, args: argparse.Namespace) -> int:
@@ -198,10 +213,22 @@ def cmd_audit(services: Services, args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(services: Services, args: argparse.Namespace) -> int:
-    """Check that the configured embedding model, index and Gemini model answer; exit 1 if any does not."""
+    """Check that the configured embedding model, index and Gemini model answer, and that the index is whole;
+    exit 1 if any is not (each FAIL line names the document or file and the command that repairs it)."""
     from regrag.ops.doctor import run_checks
 
     checks = run_checks(services)
     for check in checks:
         print(check.line())
     return 0 if all(c.ok for c in checks) else 1
+
+
+def doctor_files(findings: list[Finding], error: StorageError) -> int:
+    """`regrag doctor` when the services cannot be built: the state of each local file, exit 1."""
+    from regrag.ops.doctor import finding_line
+
+    print(f"FAIL storage: {error}")
+    for finding in findings:
+        if finding.subject != error.path:
+            print(f"FAIL storage: {finding_line(finding)}")
+    return 1

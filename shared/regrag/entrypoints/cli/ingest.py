@@ -1,7 +1,8 @@
 """`regrag ingest`: local files (or a folder with manifest.jsonl) → the bucket → ingest → embed → upsert.
 
 The local bucket has no notifications, so each object is handed to the ingest stage by name once it is written;
-the in-process bus then runs embed and upsert as Pub/Sub would.
+the in-process bus then runs embed and upsert as Pub/Sub would. A file counts as unchanged only when the bucket
+holds its bytes and the index holds that version written whole: a run killed half-way is finished by the next.
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from regrag.domain.errors import StorageError, TransientError
+from regrag.domain.models import DocumentMeta
 from regrag.entrypoints import handlers
-from regrag.ingest.ingest import INGEST_VERSION, SIDECAR_SUFFIX, IngestResult
+from regrag.entrypoints.cli.remove import complete_deletes, prune, writing
+from regrag.ingest.ingest import INGEST_VERSION, SIDECAR_SUFFIX, IngestResult, derive_doc_id
 from regrag.services import Services
 
 SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx", ".png", ".jpg", ".jpeg", ".tif", ".tiff")
@@ -124,82 +128,125 @@ class Progress:
 
 
 def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
+    """Exit 0: every file ingested or unchanged; 2: some files failed (each named on stderr, recorded in
+    failures.jsonl); 3: the batch stopped (a full disk, a damaged index: the one line says which file and what to
+    do). The summary is printed in every case."""
     uploads = list(discover(args.paths, args.corpus))
     if not uploads:
         print("nothing to ingest (no supported files found)", file=sys.stderr)
         return 1
-    progress = Progress(len(uploads), "ingest")
-    counts = {"chunked": 0, "unchanged": 0, "failed": 0, "skipped": 0}
-    chunks = 0
-    failed: list[dict[str, Any]] = []
-    corrected: dict[str, tuple[str, ...]] = {}
-    unsure: dict[str, tuple[str, ...]] = {}  # doc id → what its text did not tell (a province)
-    uncertain_dates = 0  # documents dated by an amendment's adoption, its entry into force not in the text
-    scanned: dict[str, IngestResult] = {}  # doc id → the result of a document with OCR'd pages
+    with writing(services, "ingest"):
+        return _ingest_batch(services, uploads, args)
+
+
+@dataclass
+class _Batch:
+    """What one `regrag ingest` did, for its summary."""
+
+    counts: dict[str, int] = field(default_factory=lambda: {"chunked": 0, "unchanged": 0, "failed": 0, "skipped": 0})
+    chunks: int = 0
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    corrected: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    unsure: dict[str, tuple[str, ...]] = field(default_factory=dict)  # doc id → what its text did not tell
+    uncertain_dates: int = 0  # documents dated by an amendment's adoption, its entry into force not in the text
+    scanned: dict[str, IngestResult] = field(default_factory=dict)  # doc id → a document with OCR'd pages
+    stopped: str | None = None
+
+
+def _ingest_batch(services: Services, uploads: list[Upload], args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    for up in uploads:
-        status, result, problems = _ingest_one(services, up, force=args.force)
-        counts[status] += 1
-        chunks += result.chunks if result else 0
-        failed += problems
-        if result is not None and result.doc_id and result.date_warnings:
-            corrected[result.doc_id] = result.date_warnings
-        if result is not None and result.doc_id and result.metadata_warnings:
-            unsure[result.doc_id] = result.metadata_warnings
-        uncertain_dates += bool(result is not None and result.effective_date_uncertain)
-        if result is not None and result.doc_id and result.ocr_pages:
-            scanned[result.doc_id] = result
-        progress.step(up.name)
-    pruned = _prune(services, uploads, args.corpus) if args.prune else []
+    batch = _Batch()
+    dead_before = len(services.bus.dead_letters) if services.bus is not None else 0
+    completed: list[DocumentMeta] = []
+    pruned: list[str] = []
+    not_pruned: list[str] = []
+    try:
+        completed = complete_deletes(services)
+        incomplete = set(services.store.incomplete_documents([_doc_id(up) for up in uploads if not up.problem]))
+        progress = Progress(len(uploads), "ingest")
+        for up in uploads:
+            status, result, problems = _ingest_one(services, up, force=args.force, incomplete=incomplete)
+            batch.counts[status] += 1
+            batch.chunks += result.chunks if result else 0
+            batch.failed += problems
+            if result is not None and result.doc_id and result.date_warnings:
+                batch.corrected[result.doc_id] = result.date_warnings
+            if result is not None and result.doc_id and result.metadata_warnings:
+                batch.unsure[result.doc_id] = result.metadata_warnings
+            batch.uncertain_dates += bool(result is not None and result.effective_date_uncertain)
+            if result is not None and result.doc_id and result.ocr_pages:
+                batch.scanned[result.doc_id] = result
+            progress.step(up.name)
+        if args.prune:
+            pruned, not_pruned = prune(services, uploads, args.corpus)
+    except StorageError as exc:  # a full disk, a read-only folder, a damaged file: nothing more can be written
+        batch.stopped = str(exc)
     prepared = time.perf_counter()
-    not_prepared = _prepare_search(services)
-    prepared_s = time.perf_counter() - prepared
+    not_prepared = _prepare_search(services) if batch.stopped is None else "the batch stopped"
     summary = {
-        **counts,
-        "chunks": chunks,
+        **batch.counts,
+        "chunks": batch.chunks,
         "documents": len(uploads),
         "pruned": len(pruned),
         # documents whose dates the text corrected or contradicted (regrag audit lists every one in the index)
-        "dates_corrected": len(corrected),
+        "dates_corrected": len(batch.corrected),
         # amended documents cited with their amendment's adoption date, the text not stating when it took effect
-        "dates_uncertain": uncertain_dates,
+        "dates_uncertain": batch.uncertain_dates,
         # documents whose province no sidecar gives and whose text does not tell: in no province's results
-        "province_unknown": len(unsure),
+        "province_unknown": len(batch.unsure),
         # scans: documents and pages OCR read, and the OCR'd pages under REGRAG_OCR_LOW_CONFIDENCE, per document
-        "ocr": ocr_summary(scanned),
+        "ocr": ocr_summary(batch.scanned),
         "seconds": round(time.perf_counter() - started, 1),
         # of which: preparing the index for search (at a million chunks, building the saved search snapshot)
-        "search_prepared_s": round(prepared_s, 1),
+        "search_prepared_s": round(time.perf_counter() - prepared, 1),
         "search_prepared": not_prepared is None,
-        "dead_letters": len(services.bus.dead_letters) if services.bus is not None else 0,
-        "index": services.store.stats(),
+        "dead_letters": (len(services.bus.dead_letters) - dead_before) if services.bus is not None else 0,
+        # each file that failed, at which stage and why (also in failures.jsonl)
+        "failures": [{k: f.get(k) for k in ("file", "key", "stage", "reason", "error")} for f in batch.failed],
+        "stopped": batch.stopped,
+        "index": _stats(services),
     }
     print(json.dumps(summary, ensure_ascii=False, indent=None if args.quiet else 1))
-    for f in failed:
-        print(f"failed ({f.get('stage')}): {f.get('key')}: {f.get('error')}", file=sys.stderr)
-    if not_prepared is not None:
+    for meta in completed:
+        print(f"deleted: {meta.doc_id} (its file had left the bucket: a delete that had not finished)", file=sys.stderr)
+    for f in batch.failed:
+        doc = f" (doc {f['key']})" if f.get("key") not in (None, f.get("file")) else ""
+        print(f"failed ({f.get('stage')}): {f.get('file')}{doc}: {f.get('error')}", file=sys.stderr)
+    if not_prepared is not None and batch.stopped is None:
         note = "the documents are stored; a server builds it on start"
         print(f"search not prepared ({note}): {not_prepared}", file=sys.stderr)
     for doc_id in pruned:
         print(f"pruned: {doc_id}", file=sys.stderr)
-    for doc_id, warnings in corrected.items():
+    for doc_id in not_pruned:
+        print(f"not pruned: {doc_id} is still in the index (see failures.jsonl)", file=sys.stderr)
+    for doc_id, warnings in batch.corrected.items():
         for warning in warnings:
             print(f"dates: {doc_id}: {warning}", file=sys.stderr)
-    if uncertain_dates:
+    if batch.uncertain_dates:
         print(
-            f"dates: {uncertain_dates} amended document(s) are cited with the adoption date of their latest amendment, "
-            "the text not stating when it took effect: `regrag audit` lists them; a sidecar's "
+            f"dates: {batch.uncertain_dates} amended document(s) are cited with the adoption date of their latest "
+            "amendment, the text not stating when it took effect: `regrag audit` lists them; a sidecar's "
             "amendment_effective_date gives the date",
             file=sys.stderr,
         )
-    for doc_id, warnings in unsure.items():
+    for doc_id, warnings in batch.unsure.items():
         for warning in warnings:
             print(f"metadata: {doc_id}: {warning}", file=sys.stderr)
-    for doc_id, result in scanned.items():
+    for doc_id, result in batch.scanned.items():
         if result.low_confidence_pages:
             pages = ", ".join(map(str, result.low_confidence_pages))
             print(f"ocr: {doc_id}: low confidence on page(s) {pages}: check them against the scan", file=sys.stderr)
-    return 0 if counts["failed"] == 0 else 2
+    if batch.stopped is not None:
+        print(f"regrag ingest: stopped: {batch.stopped}", file=sys.stderr)
+        return 3
+    return 0 if batch.counts["failed"] == 0 and not not_pruned else 2
+
+
+def _stats(services: Services) -> dict[str, Any] | str:
+    try:
+        return services.store.stats()
+    except StorageError as exc:
+        return f"unavailable: {exc}"
 
 
 def _prepare_search(services: Services) -> str | None:
@@ -225,62 +272,32 @@ def ocr_summary(scanned: dict[str, IngestResult]) -> dict[str, Any]:
     }
 
 
+def _doc_id(up: Upload) -> str:
+    """The document id a file gets: its sidecar's, or the one ingest derives from its name."""
+    return up.doc_id or derive_doc_id(up.name)
+
+
 def _ingest_one(
-    services: Services, up: Upload, *, force: bool
+    services: Services, up: Upload, *, force: bool, incomplete: set[str]
 ) -> tuple[str, IngestResult | None, list[dict[str, Any]]]:
-    """(outcome, the ingest result, failures) of one file. A failure at any stage — ingest, embed, upsert, or a message
-    the bus dead-lettered — fails the file: the in-process bus runs every stage before ingest_name returns."""
+    """(outcome, the ingest result, failures) of one file. A failure at any stage — ingest, embed, upsert, or a
+    message the bus dead-lettered after its retries — fails the file: the in-process bus runs every stage before
+    ingest_name returns. Only this process's failure records count (another ingest may share the file)."""
     if up.problem:
-        return "failed", None, [{"stage": "ingest", "key": up.name, "error": up.problem}]
-    if not force and _unchanged(services, up):
+        services.failures.record("ingest", up.name, "invalid_input", {"error": up.problem})
+        return "failed", None, [{"stage": "ingest", "file": up.name, "reason": "invalid_input", "error": up.problem}]
+    if not force and _doc_id(up) not in incomplete and _unchanged(services, up):
         return "unchanged", None, []
-    failures_before = len(services.failures.list())
-    dead_before = len(services.bus.dead_letters) if services.bus is not None else 0
-    result = handlers.ingest_name(services, _put(services, up))
-    problems = services.failures.list()[failures_before:]
-    if services.bus is not None:
-        problems += [
-            {"stage": d.topic, "key": up.name, "error": f"dead-lettered: {error}"}
-            for d, error in services.bus.dead_letters[dead_before:]
-        ]
+    before = len(services.failures.recorded())
+    try:
+        result = handlers.ingest_name(services, _put(services, up))
+    except TransientError as exc:  # the ingest stage has no bus to retry it: this file fails, the batch goes on
+        services.failures.record("ingest", up.name, exc.code, {"error": str(exc)})
+        result = None
+    problems = [{**p, "file": up.name} for p in services.failures.recorded()[before:]]
     if result is None or problems:
-        return "failed", None, problems or [{"stage": "ingest", "key": up.name, "error": "not ingested"}]
+        return "failed", None, problems or [{"stage": "ingest", "file": up.name, "error": "not ingested"}]
     return (result.status if result.status in ("chunked", "skipped") else "skipped"), result, []
-
-
-def _prune(services: Services, uploads: list[Upload], corpus: str | None) -> list[str]:
-    """Remove every indexed document (of `corpus`, when given) whose file this run did not see: the folder is
-    the whole collection. The same path as a deleted object on GCP (handlers.object_removed)."""
-    seen = {up.name for up in uploads}
-    gone = [m for m in services.store.list_documents(corpus) if m.source_name and m.source_name not in seen]
-    for meta in gone:
-        remove_object(services, meta.source_name)
-    return [m.doc_id for m in gone]
-
-
-def remove_object(services: Services, name: str) -> None:
-    """Delete an object and its sidecar from the bucket, then remove what it produced from the index."""
-    blob = services.blobs.read_optional(name)
-    generation = blob.generation if blob is not None else 0
-    for object_name in (name + SIDECAR_SUFFIX, name):
-        if services.blobs.read_optional(object_name) is not None:
-            services.blobs.delete(object_name)
-    handlers.object_removed(services, name, generation)
-
-
-def cmd_delete(services: Services, args: argparse.Namespace) -> int:
-    """`regrag delete DOC_ID…`: each document out of the bucket and the index."""
-    missing = 0
-    for doc_id in args.doc_ids:
-        found = services.store.get_document(doc_id)
-        if found is None:
-            print(f"no document {doc_id!r} in the index", file=sys.stderr)
-            missing += 1
-            continue
-        remove_object(services, found[0].source_name or doc_id)
-        still = services.store.get_document(doc_id)
-        print(json.dumps({"doc_id": doc_id, "deleted": still is None, "source": found[0].source_name}))
-    return 0 if missing == 0 else 2
 
 
 def _sidecar_bytes(up: Upload) -> bytes | None:
@@ -290,15 +307,14 @@ def _sidecar_bytes(up: Upload) -> bytes | None:
 def _unchanged(services: Services, up: Upload) -> bool:
     """The same bytes and sidecar are in the bucket, and the index holds that generation, derived by the
     current ingest rules (a document derived by older rules, e.g. before dates were read from the text, is
-    ingested again)."""
+    ingested again). The caller has checked that it was written whole (ChunkStore.incomplete_documents)."""
     existing = services.blobs.read_optional(up.name)
     if existing is None or existing.data != up.path.read_bytes():
         return False
     old_sidecar = services.blobs.read_optional(up.name + SIDECAR_SUFFIX)
     if (old_sidecar.data if old_sidecar else None) != _sidecar_bytes(up):
         return False
-    doc_id = up.doc_id
-    found = services.store.get_document(doc_id) if doc_id else None
+    found = services.store.get_document(_doc_id(up))
     return bool(
         found
         and found[0].content_hash
