@@ -119,11 +119,7 @@ class Settings:
     # compose
     compose_top_n: int = field(default=5, metadata={"env": "REGRAG_COMPOSE_TOP_N", "min": 1})
     max_bullets: int = field(default=4, metadata={"env": "REGRAG_MAX_BULLETS", "min": 1})
-    # the quotes' order (query/quote.py): retrieval, or asked (quotes holding what the question asks for first)
-    quote_order: str = field(
-        default="retrieval", metadata={"env": "REGRAG_QUOTE_ORDER", "choices": ("retrieval", "asked")}
-    )
-    # abstention: see query/compose.py RelevanceFloor; the dense floor is on the e5 cosine scale. The coverage
+    # abstention: see query/judge.py RelevanceFloor; the dense floor is on the e5 cosine scale. The coverage
     # floor and the rule below are chosen together on the trade-off curve (bench/abstention.py grid, README)
     relevance_floor: float = field(default=0.55, metadata={"env": "REGRAG_RELEVANCE_FLOOR", "min": 0.0, "max": 1.0})
     dense_floor: float | None = field(default=0.89, metadata={"env": "REGRAG_DENSE_FLOOR"})

@@ -39,8 +39,9 @@ def test_the_item_that_answers_is_quoted_with_its_lead_in_label_and_precise_cita
     assert not answer.abstained
     first = answer.bullets[0]
     assert "提前24小时" in first.span and "提前7天" not in first.span  # the 24-hour item, not the 7-day one
-    assert first.span.startswith("第二十八条……因故需要停止供电时") and "……(二)" in first.span  # label, lead-in, gap
-    assert all(piece in doc.text for piece in first.pieces) and len(first.pieces) == 3
+    # the label and the lead-in paragraph (one piece: they are adjacent), …… for item (一), then item (二)
+    assert first.span.startswith("第二十八条 除本条例另有规定外") and "公告：……(二)" in first.span
+    assert all(piece in doc.text for piece in first.pieces) and len(first.pieces) == 2
     assert first.citation.article == "第二十八条" and first.citation.provision == "第二十八条第（二）项"
     marker = "〔《电力供应与使用条例》第二十八条第（二）项，生效：2019-03-02〕"
     assert first.render() == f" • {first.span}{marker}"

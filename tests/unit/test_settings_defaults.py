@@ -29,7 +29,6 @@ from regrag.ingest.embed import embed_chunks
 from regrag.ingest.ingest import OcrOptions
 from regrag.query.embedding_cache import QueryEmbeddingCache
 from regrag.query.judge import RelevanceFloor
-from regrag.query.quote import QuoteConfig
 from regrag.query.retrieve import RetrievalConfig, Retriever
 from regrag.text.chunking import split_structure
 from regrag.text.images import OcrLimits
@@ -43,7 +42,6 @@ RETRIEVAL = (
 DEFAULTS: list[tuple[Any, str, str]] = [
     *[(RetrievalConfig, name, name) for name in RETRIEVAL],
     (Retriever.search, "timeout_s", "corpus_timeout_s"),
-    (QuoteConfig, "order", "quote_order"),  # its limits (top_n, max_bullets, quote_floor) have no default
     (RelevanceFloor, "coverage", "relevance_floor"),
     (RelevanceFloor, "dense", "dense_floor"),
     (RelevanceFloor, "coverage_alone", "relevance_floor_alone"),

@@ -23,7 +23,10 @@ from regrag.text.figures import figure_in_units, figure_values, states_figure
 # each thing the question asks for that the unit holds adds this to its distinctive coverage (a share, 0–1):
 # one such match outweighs half the question's key terms (chosen on the dev sets: bench/README.md)
 ASKED_WEIGHT = 0.5
-LEAD_IN_SHARE = 0.5  # an item's lead-in counts at this share: every item of the list has it
+# the key terms of the clause that asks (最长可以缓多少天, 由哪一级政府责令改正) say what the answer must hold: they
+# weigh this much more than the terms that set the scene
+FOCUS_WEIGHT = 1.5
+ENUMERATION = "enumeration"  # a question for a whole list: answered by a lead-in (with its items), not one item
 
 
 @dataclass(frozen=True)
@@ -44,16 +47,15 @@ def rarity(q: Question, texts: Sequence[str]) -> dict[str, float]:
     return {k.term: math.log((n + 1) / (sum(k.term in t for t in texts) + 0.5)) for k in q.keywords}
 
 
-def fit(q: Question, text: str, context: str, rare: dict[str, float]) -> Fit:
-    """The fit of a unit's `text` (with `context`: its lead-in, for an item) to the question."""
-    total = sum(k.weight * max(rare.values(), default=1.0) for k in q.keywords)
-    found = 0.0
-    for k in q.keywords:
-        if k.term in text:
-            found += k.weight * rare[k.term]
-        elif context and k.term in context:
-            found += LEAD_IN_SHARE * k.weight * rare[k.term]
-    return Fit(found / total if total > 0 else 0.0, asked_in(q, text))
+def fit(q: Question, text: str, context: str, rare: dict[str, float], *, lead_in: bool = False) -> Fit:
+    """The fit of the quote a unit makes: its `text` with its `context` (an item's lead-in paragraph, shown with
+    it), to the question. `lead_in`: the unit introduces a list (what a question for a whole list wants)."""
+    shown = f"{context}{text}"
+    weights = [(k, k.weight * (FOCUS_WEIGHT if k.term in q.focus else 1.0)) for k in q.keywords]
+    total = sum(w * max(rare.values(), default=1.0) for _, w in weights)
+    found = sum(w * rare[k.term] for k, w in weights if k.term in shown)
+    asked = [a for a in asked_in(q, shown) if a != ENUMERATION or lead_in]
+    return Fit(found / total if total > 0 else 0.0, tuple(asked))
 
 
 def asked_in(q: Question, text: str) -> tuple[str, ...]:

@@ -51,6 +51,20 @@ FORMS = (
         re.compile(r"赔偿|补偿|承担.{0,6}责任|损失"),
     ),
     Form(
+        # who decides, approves or enforces: the answer names a body (the corpus's own words for one)
+        "authority",
+        re.compile(
+            r"由谁|谁来|谁负责|谁审批|谁批准|谁管|向谁|找谁|哪个部门|哪些部门|什么部门|哪一级|哪级|哪个机关|什么机关|哪个单位"
+        ),
+        re.compile(r"部门|人民政府|机关|机构|委员会"),
+    ),
+    Form(
+        # a list asked for as a whole: the answer introduces its items (下列 / 以下)
+        "enumeration",
+        re.compile(r"哪些|哪几|有什么|包括什么|几种|什么情形|什么情况下"),
+        re.compile(r"下列|以下(?:情形|行为|事项|条件|内容)"),
+    ),
+    Form(
         "time_limit",
         re.compile(r"多久|几天|几日|期限|时限|多长时间|提前几|几个月|几年内"),
         re.compile(rf"(?:[{ARABIC}]+|[{FIGURE_DIGITS}]+)\s*(?:{quantity_units('time')})|期限|日内|提前"),

@@ -8,6 +8,7 @@ provision it asks for (question forms) and the figures it asks for or states. No
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -44,6 +45,7 @@ class Question:
         forms: the kinds of provision its wording asks for (penalty, procedure, definition …).
         asks_figure: it asks for a number (多少 / 几天 / 比例 …); `units`: the units it names for it (多少元 → 元).
         stated_figures: the values of the figures it states itself (是否每五年更换 → {5}).
+        focus: the key terms of the clause that asks (最长可以缓多少天 → 最长, 缓): what the answer must hold.
         chinese: it is written in Chinese (at least MIN_CHINESE_SHARE of its characters): the corpus is Chinese
             text and the lexical leg reads Chinese words, so another language gets a note asking for Chinese.
     """
@@ -59,6 +61,7 @@ class Question:
     units: tuple[str, ...] = ()
     stated_figures: frozenset[int] = frozenset()
     chinese: bool = True
+    focus: frozenset[str] = frozenset()
 
     def coverage(self, text: str) -> float:
         """Share of the keyword weight found in `text` (0–1)."""
@@ -81,11 +84,12 @@ def analyse(
     today = today or dt.date.today()
     filters, as_of = resolve_as_of(text, filters, documents, today)
     words = tokenize(text)  # the one tokenisation of the question
+    keywords = tuple(_keywords(text, words))
     return Question(
         text=text,
         filters=in_force_by_default(filters, today),
         as_of=as_of,
-        keywords=tuple(_keywords(text, words)),
+        keywords=keywords,
         terms=tuple(index_terms(text, words)),
         places=mentioned_provinces(text),
         forms=asked_forms(text),
@@ -93,7 +97,22 @@ def analyse(
         units=asked_units(text),
         stated_figures=frozenset(stated_figure_values(text)),
         chinese=chinese_share(text) >= MIN_CHINESE_SHARE,
+        focus=frozenset(k.term for k in keywords if k.term in asking_clause(text)),
     )
+
+
+# the words that make a clause a question (多少 / 几 / 什么 / 哪 / 谁 / 吗 / 怎么 / 是否 …): standard Chinese
+# interrogatives (现代汉语词典's 疑问代词 and the A-not-A forms)
+_ASKING = re.compile(
+    r"多少|几|什么|哪|谁|吗|么|怎|如何|是否|能否|可否|能不能|可不可以|要不要|有没有|是不是|多久|多长|多大|多高|多远"
+)
+_CLAUSE = re.compile(r"[^，,。？?！!；;：:]+")
+
+
+def asking_clause(text: str) -> str:
+    """The clause of a question that asks (the last one with an interrogative; the whole text when none has)."""
+    asking = [c for c in _CLAUSE.findall(text) if _ASKING.search(c)]
+    return asking[-1] if asking else text
 
 
 def in_force_by_default(filters: Filters, today: dt.date | None = None) -> Filters:

@@ -35,19 +35,11 @@ MAX_LIST_CHARS = 400
 MAX_ARTICLE_CHARS = 30_000  # how far back an article's label is looked for (the longest article: ~12 k characters)
 
 
-ORDER_RETRIEVAL = "retrieval"
-ORDER_ASKED = "asked"
-
-
 @dataclass(frozen=True)
 class QuoteConfig:
     top_n: int  # the candidates quoted from
     max_bullets: int
     quote_floor: float  # a candidate whose coverage is below it is never quoted
-    # the order of the quotes: `retrieval` (the candidates' order), or `asked`: quotes that hold what the question
-    # asks for (the figure in its unit, the penalty, the authority …) before those that do not, each group in
-    # the candidates' order (REGRAG_QUOTE_ORDER)
-    order: str = ORDER_RETRIEVAL
 
 
 @dataclass(frozen=True)
@@ -112,16 +104,8 @@ def quote(
             _log_dropped(cand)
             continue
         found.append((bullet, choice.fit))
-    if config.order == ORDER_ASKED and _asks_something(q):
-        found.sort(key=lambda pair: not pair[1].asked)  # stable: each group keeps the candidates' order
     kept = found[: config.max_bullets]
     return Quotes(tuple(b for b, _ in kept), dropped, foreign, tuple(f for _, f in kept))
-
-
-def _asks_something(q: Question) -> bool:
-    """The question asks for something a quote can be seen to hold or not: a figure, a figure it states, a kind
-    of provision."""
-    return q.asks_figure or bool(q.stated_figures) or bool(q.forms)
 
 
 def _log_dropped(cand: Candidate) -> None:
@@ -145,8 +129,8 @@ def choose(q: Question, cand: Candidate, stored: str) -> _Choice | None:
     eligible = [i for i, u in enumerate(units) if u.start + start < chunk.end and u.end + start > chunk.start]
     if not eligible:
         return None
-    rare = rarity(q, [prov.span(i) for i in range(len(units))])
-    fits = {i: fit(q, prov.span(i), _context(prov, i), rare) for i in eligible}
+    rare = rarity(q, [_shown(prov, i) for i in range(len(units))])
+    fits = {i: fit(q, prov.span(i), _context(prov, i), rare, lead_in=units[i].kind == LEAD_IN) for i in eligible}
     best = max(eligible, key=lambda i: (fits[i].score, -i))
     chosen = _with_context(prov, best, fits, q, rare)
     pieces = _pieces(prov, chosen, start)
@@ -174,9 +158,18 @@ def article_region(stored: str, cand: Candidate) -> tuple[int, int]:
     return start, end
 
 
-def _context(prov: Provisions, index: int) -> str:
+def _shown(prov: Provisions, index: int) -> str:
     unit = prov.units[index]
-    return prov.span(unit.lead_in) if unit.kind == ITEM and unit.lead_in is not None else ""
+    return prov.text[unit.shown_start : unit.end]
+
+
+def _context(prov: Provisions, index: int) -> str:
+    """What a quote of the unit shows besides it: an item's lead-in paragraph."""
+    unit = prov.units[index]
+    if unit.kind != ITEM or unit.lead_in is None:
+        return ""
+    lead = prov.units[unit.lead_in]
+    return prov.text[lead.shown_start : lead.end]
 
 
 def _with_context(prov: Provisions, best: int, fits: dict[int, Fit], q: Question, rare: dict[str, float]) -> list[int]:
@@ -204,14 +197,14 @@ def _with_context(prov: Provisions, best: int, fits: dict[int, Fit], q: Question
 
 
 def _pieces(prov: Provisions, chosen: list[int], offset: int) -> tuple[tuple[int, int], ...]:
-    """The document spans of the chosen units, the article label first; adjacent spans merge into one."""
-    spans = [(prov.units[i].start, prov.units[i].end) for i in chosen]
+    """The document spans of the chosen units, the article label first; adjacent or overlapping spans merge."""
+    spans = sorted((prov.units[i].shown_start, prov.units[i].end) for i in chosen)
     if prov.label is not None:
         spans.insert(0, prov.label)
     merged: list[tuple[int, int]] = []
     for a, b in spans:
-        if merged and _adjacent(prov.text, merged[-1][1], a):
-            merged[-1] = (merged[-1][0], b)
+        if merged and (a <= merged[-1][1] or _adjacent(prov.text, merged[-1][1], a)):
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
         else:
             merged.append((a, b))
     return tuple((a + offset, b + offset) for a, b in merged)

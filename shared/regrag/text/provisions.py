@@ -36,6 +36,14 @@ class Unit:
     item: int | None = None  # the item's number (（二） → 2)
     marker: str | None = None  # the item's marker as written: （二） / (二) / 二、 / 2.
     lead_in: int | None = None  # the index of the item's lead-in among the units (None: a list without one)
+    # a lead-in's paragraph start: the sentences before it on its line belong to what introduces the list
+    # (有下列行为之一的，由…责令改正，处…罚款；情节严重的，…：): shown with it, read with its items
+    intro: int | None = None
+
+    @property
+    def shown_start(self) -> int:
+        """Where a quote of this unit starts: a lead-in from its paragraph's start, anything else from its own."""
+        return self.intro if self.intro is not None else self.start
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,7 @@ def read_provisions(text: str) -> Provisions:
     paragraph = 0
     lead_in: int | None = None
     for line_start, line_end in _lines(text, body_start):
+        first_on_line = None
         item = ITEM_RE.match(text[line_start:line_end])
         if item is None:
             paragraph += 1
@@ -80,10 +89,13 @@ def read_provisions(text: str) -> Provisions:
                 # a further sentence of an item (（三）…限电。引起停电…恢复供电。) belongs to that item
                 units[-1] = replace(units[-1], end=end)
                 continue
-            kind = LEAD_IN if text[start:end].rstrip().endswith(_LEAD_IN_END) else SENTENCE
-            units.append(Unit(kind, start, end, max(paragraph, 1)))
-            if kind == LEAD_IN:
+            if first_on_line is None:
+                first_on_line = start
+            if text[start:end].rstrip().endswith(_LEAD_IN_END):
+                units.append(Unit(LEAD_IN, start, end, max(paragraph, 1), intro=first_on_line))
                 lead_in = len(units) - 1
+            else:
+                units.append(Unit(SENTENCE, start, end, max(paragraph, 1)))
     return Provisions(text, tuple(units), label, max(paragraph, 1))
 
 

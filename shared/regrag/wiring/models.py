@@ -118,7 +118,6 @@ def query_options_from(settings: Settings) -> QueryOptions:
             top_n=settings.compose_top_n,
             max_bullets=settings.max_bullets,
             quote_floor=settings.quote_floor,
-            order=settings.quote_order,
         ),
         judge=JudgeConfig(
             floor=RelevanceFloor(
