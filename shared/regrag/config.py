@@ -124,7 +124,7 @@ class Settings:
     relevance_floor: float = field(default=0.55, metadata={"env": "REGRAG_RELEVANCE_FLOOR", "min": 0.0, "max": 1.0})
     dense_floor: float | None = field(default=0.89, metadata={"env": "REGRAG_DENSE_FLOOR"})
     relevance_floor_alone: float = field(default=0.25, metadata={"env": "REGRAG_RELEVANCE_FLOOR_ALONE", "min": 0.0})
-    # second abstention rule (query/abstention.py): a named reason and confidence less penalties below this →
+    # second abstention rule (query/judge.py): a named reason and confidence less penalties below this →
     # no quotes; 0 = off. 0.1 with the floor at 0.55: the point of the curve where dev loses no more than one
     # answer (bench/README.md)
     abstain_below: float = field(default=0.1, metadata={"env": "REGRAG_ABSTAIN_BELOW", "min": 0.0, "max": 1.0})
