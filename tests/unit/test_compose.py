@@ -144,3 +144,13 @@ def judge_of(q, answer, doc):
 
     ranked = measured(q, cands(doc, "第二十八条"))
     return judge(q, ranked, Quotes(answer.bullets), "skipped", read_path_options().judge)
+
+
+def test_a_date_the_text_does_not_state_is_marked_for_checking_in_the_citation(doc):
+    """An amended text dated by its amendment's adoption (its entry into force not in the text) says so where it
+    is cited: the date a lawyer pastes must not look settled."""
+    unsure = replace(doc.meta, effective_date_uncertain=True)
+    chunks = [replace(c, meta=unsure) for c in doc.chunks if c.article == "第二十八条"]
+    q = "临时检修要停电，至少提前多少小时通知？"
+    answer = compose_answer(q, [Candidate(c, 1.0) for c in chunks], Filters(), source_text=source(doc))
+    assert answer.bullets[0].citation.marker.endswith("，生效：2019-03-02（施行日期待核）〕")

@@ -131,6 +131,9 @@ class Citation:
     low_confidence: bool = False
     note: str | None = None
     provision: str | None = None
+    # the date is the adoption of an amendment whose own entry into force the text does not state (metadata's
+    # effective_date_uncertain): the marker says the date needs checking
+    date_uncertain: bool = False
 
     @property
     def marker(self) -> str:
@@ -139,7 +142,7 @@ class Citation:
         where = self.provision or self.article
         parts = [f"《{self.title}》{where}"]
         if self.effective_date:
-            parts.append(f"生效：{self.effective_date}")
+            parts.append(f"生效：{self.effective_date}" + ("（施行日期待核）" if self.date_uncertain else ""))
         if self.version_status in _STATUS_WORDS:
             parts.append(_STATUS_WORDS[self.version_status])
         return f"〔{'，'.join(parts)}〕"

@@ -53,6 +53,8 @@ def citation_for(candidate: Candidate, span: str | None = None) -> Citation:
         pages=pages,
         low_confidence=bool(doubtful),
         note=ocr_note(meta, doubtful) if doubtful else None,
+        # an article with a date of its own (an exception clause) is not dated by the amendment
+        date_uncertain=meta.effective_date_uncertain and meta.effective_for(chunk.article) == meta.effective_date,
     )
 
 

@@ -198,6 +198,22 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
     )
 
 
+def _first(q: Question, quotes: Quotes, ranked: Sequence[Candidate]) -> dict[str, Any]:
+    """What the first quote is: its fit to the question, the things asked it holds, the key terms it covers and
+    where its candidate ranked."""
+    bullet = quotes.bullets[0]
+    fit = quotes.fits[0] if quotes.fits else None
+    rank = next((i for i, c in enumerate(ranked, 1) if c.chunk.id == bullet.chunk_id), None)
+    asks = (["figure"] if q.asks_figure else []) + [f.name for f in q.forms]
+    return {
+        "fit": None if fit is None else round(fit.coverage, 4),
+        "asked": [] if fit is None else list(fit.asked),
+        "asks": asks,
+        "coverage": round(q.coverage(bullet.span), 4),
+        "rank": rank,
+    }
+
+
 def judge(q: Question, ranked: Sequence[Candidate], quotes: Quotes, rerank_status: str, config: JudgeConfig) -> Verdict:
     """The verdict on one answer: the floor, then quotes at all, then confidence less the reasons' penalties."""
     if below_floor(ranked, config):
@@ -212,7 +228,13 @@ def judge(q: Question, ranked: Sequence[Candidate], quotes: Quotes, rerank_statu
     )
     seen = signals(q, quotes, ranked, confidence.overall, config.top_n)
     reasons = config.rule.reasons(seen)
-    confidence = replace(confidence, inputs={**confidence.inputs, "signals": seen.to_dict(), "reasons": reasons})
+    inputs = {
+        **confidence.inputs,
+        "signals": seen.to_dict(),
+        "reasons": reasons,
+        "first_quote": _first(q, quotes, ranked),
+    }
+    confidence = replace(confidence, inputs=inputs)
     if config.rule.abstains(seen):
         # the quotes found do not answer: say so, with why; the candidates stay in the response as evidence
         inputs = {**confidence.inputs, "abstained_by": BY_CONFIDENCE}
