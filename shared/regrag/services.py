@@ -25,6 +25,7 @@ from regrag.ports import (
     QuestionIndex,
     Reranker,
     VectorIndex,
+    WatchStore,
 )
 from regrag.query.answer import QueryOptions, ReadPath
 from regrag.query.retrieve import Retriever
@@ -58,6 +59,7 @@ class Services:
         remote_reranker, composer: the `rerank` and `compose` functions over HTTP (REGRAG_RERANK_URL,
             REGRAG_COMPOSE_URL), which the query path uses when set; `reranker` stays the in-process one, which
             the rerank endpoint itself serves with.
+        watches: watches and the alerts recorded for them (None: not wired; the upsert stage then tells no one).
     """
 
     settings: Settings
@@ -82,6 +84,7 @@ class Services:
     remote_reranker: Reranker | None = None
     composer: Composer | None = None
     prepare_search: Callable[[], None] | None = None
+    watches: WatchStore | None = None
 
     @property
     def read_path(self) -> ReadPath:
@@ -97,7 +100,7 @@ class Services:
 
     def close(self) -> None:
         """Close what holds files or connections open (the local SQLite stores)."""
-        for part in (self.store, self.feedback):
+        for part in (self.store, self.feedback, self.watches):
             closer = getattr(part, "close", None)
             if closer:
                 closer()

@@ -14,7 +14,7 @@ from regrag import logs
 from regrag.domain.errors import InvalidInput
 from regrag.domain.messages import ChunksEmbedded, DocumentDeleted
 from regrag.domain.models import SOURCE, SOURCE_SCOPE, DocumentMeta
-from regrag.ingest import versions
+from regrag.ingest import alerts, versions
 from regrag.ports import ChunkStore, LexicalIndex, QuestionIndex, VectorIndex
 from regrag.text.terms import chunk_tokens
 
@@ -36,10 +36,12 @@ def upsert_chunks(
     vectors: VectorIndex,
     lexical: LexicalIndex,
     questions: QuestionIndex | None = None,
+    watching: alerts.Watching | None = None,
 ) -> UpsertResult:
     """Write a part's chunks, vectors and terms; then remove obsolete chunks from every index.
 
     `questions`: the questions-answered index, whose vectors of obsolete chunks go too (None: not wired).
+    `watching`: the watches to tell what the document changed, once it is stored (None: no watches wired).
     """
     meta = message.meta
     current = _stored_generation(meta, store)
@@ -71,6 +73,8 @@ def upsert_chunks(
         lexical.refresh_metadata(related)
     obsolete = store.obsolete_chunk_ids(meta.doc_id)
     _remove(obsolete, store, vectors, lexical, questions)
+    if watching is not None:
+        alerts.record_changes(watching, store, linked, message.text, relinked, parts=message.parts)
     logs.event(
         log,
         logging.INFO,

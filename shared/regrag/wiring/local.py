@@ -19,6 +19,7 @@ def build_local_services(settings: Settings) -> Services:
     from regrag.adapters.local.failures import JsonlFailureRecorder
     from regrag.adapters.local.feedback import SqliteFeedbackStore
     from regrag.adapters.local.search_index import SqliteLexicalIndex, SqliteQuestionIndex, SqliteVectorIndex
+    from regrag.adapters.local.watches import SqliteWatchStore
 
     logs.configure(settings.log_level, log_questions=settings.log_questions)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -70,6 +71,7 @@ def build_local_services(settings: Settings) -> Services:
         caches=caches,
         ocr=models.build_ocr(settings),
         prepare_search=db.prepare_search,
+        watches=SqliteWatchStore(settings.data_dir / "watches.sqlite"),
     )
     # Pub/Sub push subscriptions, in process: the same handlers the embed and upsert functions run
     bus.subscribe(settings.topic_chunked, lambda payload, attrs: handlers.embed_message(services, payload, attrs))
