@@ -9,6 +9,7 @@ from typing import Any
 
 import docx
 import pytest
+from test_cli import make_corpus
 from werkzeug.test import Client
 
 from regrag.api.server import wsgi_app
@@ -16,7 +17,6 @@ from regrag.entrypoints.cli import main
 from regrag.wiring import build_services
 
 from conftest import ingest_sample, make_settings
-from test_cli import make_corpus
 
 DOCS = ["nat-reg-0088", "nat-law-0069", "sh-0001", "nat-law-0072", "nat-law-0073"]
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"

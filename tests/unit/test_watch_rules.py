@@ -86,7 +86,10 @@ def test_the_share_of_question_words_is_measured_against_the_title_too():
 
 
 def test_a_split_article_is_found_where_its_lines_went():
-    old = "第三条 矿产资源属于国家所有，由国务院行使国家对矿产资源的所有权。\n\n勘查、开采矿产资源，必须依法取得探矿权、采矿权。"
+    old = (
+        "第三条 矿产资源属于国家所有，由国务院行使国家对矿产资源的所有权。\n\n"
+        "勘查、开采矿产资源，必须依法取得探矿权、采矿权。"
+    )
     new = [
         Article(
             "第一条", "第一条 为了促进矿产资源合理开发利用，制定本法。", "为了促进矿产资源合理开发利用，制定本法。"
