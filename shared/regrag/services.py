@@ -32,6 +32,7 @@ from regrag.query.retrieve import Retriever
 from regrag.views.catalog import CorpusCatalog
 
 if TYPE_CHECKING:
+    from regrag.ingest.alerts import QuestionBacklog
     from regrag.ingest.questions import QuestionsIndexer
 
 CacheStats = Callable[[], dict[str, Any]]
@@ -60,6 +61,8 @@ class Services:
             REGRAG_COMPOSE_URL), which the query path uses when set; `reranker` stays the in-process one, which
             the rerank endpoint itself serves with.
         watches: watches and the alerts recorded for them (None: not wired; the upsert stage then tells no one).
+        question_backlog: the saved questions a batch of writes (regrag ingest) asks once at its end (local mode;
+            None where each upsert asks them itself).
     """
 
     settings: Settings
@@ -85,6 +88,7 @@ class Services:
     composer: Composer | None = None
     prepare_search: Callable[[], None] | None = None
     watches: WatchStore | None = None
+    question_backlog: QuestionBacklog | None = None
 
     @property
     def read_path(self) -> ReadPath:

@@ -324,3 +324,26 @@ def test_the_scheduled_check_needs_an_admin(services, client):
     assert admin.post("/admin/watches/check", headers={"Authorization": "Bearer nope"}).status_code == 403
     ok = admin.post("/admin/watches/check", headers={"Authorization": "Bearer s3cret"})
     assert ok.status_code == 200 and ok.get_json() == {"watches": 0, "alerts": 0, "by_kind": {}}
+
+
+def test_regrag_ingest_asks_each_saved_question_once_after_its_batch(tmp_path, monkeypatch, capsys):
+    from test_cli import make_corpus
+
+    from regrag.entrypoints.cli import main
+    from regrag.ingest import alerts as alerts_stage
+
+    monkeypatch.setenv("REGRAG_EMBEDDER", "hash")
+    assert main(["ingest", str(make_corpus(tmp_path / "first", {MINING_2009, "nat-reg-0088"}))]) == 0
+    assert main(["watch", "add", "--question", "矿产资源属于谁所有？"]) == 0
+    assert main(["watch", "add", MINING_2009, "--article", "第三条"]) == 0
+    capsys.readouterr()
+    asked: list[str] = []
+    real = alerts_stage.compare_answer
+    monkeypatch.setattr(alerts_stage, "compare_answer", lambda w, *a: asked.append(w.watch_id) or real(w, *a))
+    # two documents that could change its answer, in one batch: the question is asked once, after both
+    assert main(["ingest", str(make_corpus(tmp_path / "next", {MINING_2024, "nat-law-0015"}))]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert len(asked) == 1 and summary["question_alerts"] == 1
+    assert main(["alerts", "--json"]) == 0
+    kinds = sorted(a["kind"] for a in json.loads(capsys.readouterr().out)["alerts"])
+    assert kinds == ["article_changed", "question_changed"]

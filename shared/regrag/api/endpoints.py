@@ -7,7 +7,7 @@ The routes (regrag.api.routes), the CLI and the evaluation call these; errors ar
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regrag import logs
 from regrag.domain.errors import InvalidInput, NotFound
@@ -20,13 +20,15 @@ from regrag.ops import admin as admin_stage
 from regrag.ops import feedback as feedback_stage
 from regrag.ops import watches as watch_stage
 from regrag.ops.alert_feed import atom_feed
-from regrag.ops.exports import files as exports
 from regrag.query import answer as query_stage
 from regrag.query.lookups import StoreLookups
 from regrag.query.question import analyse
 from regrag.query.rerank import RetrievalOrderReranker, rerank_candidates
 from regrag.query.retrieve import Retriever
 from regrag.services import Services
+
+if TYPE_CHECKING:
+    from regrag.ops.exports.files import Export
 from regrag.views import documents
 
 log = logs.get("api")
@@ -181,13 +183,17 @@ def alerts_atom(services: Services, query: parse.AlertsQuery, page_url: str, fee
     return atom_feed(watch_stage.list_alerts(services, query, page_url), feed_url=feed_url)
 
 
-def answer_export(services: Services, query_id: str, fmt: str, page_url: str) -> exports.Export:
+def answer_export(services: Services, query_id: str, fmt: str, page_url: str) -> Export:
     """GET /query/{query_id}/export?format=docx|md."""
+    from regrag.ops.exports import files as exports  # python-docx: only the query function ships it
+
     return exports.answer_export(services, query_id, fmt, page_url)
 
 
-def versions_export(services: Services, doc_id: str, fmt: str, page_url: str) -> exports.Export:
+def versions_export(services: Services, doc_id: str, fmt: str, page_url: str) -> Export:
     """GET /documents/{doc_id}/versions/export?format=docx|md."""
+    from regrag.ops.exports import files as exports
+
     return exports.versions_export(services, doc_id, fmt, page_url)
 
 

@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Callable
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge, RequestURITooLarge, UnsupportedMediaType
 from werkzeug.routing import Map, Rule
@@ -22,8 +22,10 @@ from regrag import logs
 from regrag.api import endpoints
 from regrag.domain.errors import Forbidden, InvalidInput, NotFound, PermanentError, TransientError, Unauthorized
 from regrag.inputs import parse as requests
-from regrag.ops.exports import files as exports
 from regrag.services import Services
+
+if TYPE_CHECKING:
+    from regrag.ops.exports.files import Export
 
 log = logs.get("api")
 
@@ -96,9 +98,11 @@ def _check(services: Services, request: Request) -> Response:
     `as_of`), up to REGRAG_CHECK_MAX_BYTES either way; refused before it is read when it says it is larger.
     ?format=docx | md answers with the report as a file for a memo instead of JSON."""
     if "format" in request.args:
+        from regrag.ops.exports.files import check_export  # python-docx: only the query function ships it
+
         fmt = requests.parse_export_format(request.args)
         report, name = _checked(services, request)
-        return file_response(exports.check_export(report, name, fmt, page_url(services, request)))
+        return file_response(check_export(report, name, fmt, page_url(services, request)))
     report, _ = _checked(services, request)
     return json_response(200, report)
 
@@ -165,7 +169,7 @@ def _versions_export(services: Services, request: Request, doc_id: str) -> Respo
     return file_response(endpoints.versions_export(services, doc_id, fmt, page_url(services, request)))
 
 
-def file_response(export: exports.Export) -> Response:
+def file_response(export: Export) -> Response:
     headers = {"Content-Disposition": export.disposition(), "X-Content-Type-Options": "nosniff"}
     return Response(export.data, content_type=export.media_type, headers=headers)
 

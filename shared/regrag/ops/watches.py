@@ -130,7 +130,29 @@ def watching(services: Services) -> alerts_stage.Watching | None:
         min_share=s.watch_min_share,
         max_reasks=s.watch_max_reasks,
         max_chars=s.chunk_max_chars,
+        backlog=services.question_backlog,
     )
+
+
+def ask_backlog(services: Services) -> list[Alert]:
+    """The saved questions a batch of writes noted (QuestionBacklog), each asked once now: after `regrag ingest`
+    has stored its documents and prepared the index for search."""
+    if services.question_backlog is None:
+        return []
+    due = services.question_backlog.take()
+    bundle = watching(services)
+    if not due or bundle is None or bundle.reask is None:
+        return []
+    today = bundle.today()
+    recorded: list[Alert] = []
+    for watch_id, doc_id in due.items():
+        watch = bundle.watches.get_watch(watch_id)
+        found = services.store.get_document(doc_id)
+        if watch is not None:
+            draft, baseline = alerts_stage.compare_answer(watch, bundle.reask, found[0] if found else None, today)
+            recorded += alerts_stage.settle(bundle, watch, draft, baseline)
+    logs.event(log, logging.INFO, "saved questions asked after the batch", asked=len(due), alerts=len(recorded))
+    return recorded
 
 
 # --- making watches ----------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from regrag import logs
 from regrag.config import Settings
 from regrag.entrypoints import handlers
+from regrag.ingest.alerts import QuestionBacklog
 from regrag.query.embedding_cache import QueryEmbeddingCache
 from regrag.query.retrieve import lexical_texts
 from regrag.services import Services
@@ -72,6 +73,7 @@ def build_local_services(settings: Settings) -> Services:
         ocr=models.build_ocr(settings),
         prepare_search=db.prepare_search,
         watches=SqliteWatchStore(settings.data_dir / "watches.sqlite"),
+        question_backlog=QuestionBacklog(),
     )
     # Pub/Sub push subscriptions, in process: the same handlers the embed and upsert functions run
     bus.subscribe(settings.topic_chunked, lambda payload, attrs: handlers.embed_message(services, payload, attrs))

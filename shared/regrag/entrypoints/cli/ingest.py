@@ -7,6 +7,7 @@ the in-process bus then runs embed and upsert as Pub/Sub would.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -17,6 +18,7 @@ from typing import Any
 
 from regrag.entrypoints import handlers
 from regrag.ingest.ingest import INGEST_VERSION, SIDECAR_SUFFIX, IngestResult
+from regrag.ops.watches import ask_backlog
 from regrag.services import Services
 
 SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx", ".png", ".jpg", ".jpeg", ".tif", ".tiff")
@@ -135,20 +137,24 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
     corrected: dict[str, tuple[str, ...]] = {}
     scanned: dict[str, IngestResult] = {}  # doc id → the result of a document with OCR'd pages
     started = time.perf_counter()
-    for up in uploads:
-        status, result, problems = _ingest_one(services, up, force=args.force)
-        counts[status] += 1
-        chunks += result.chunks if result else 0
-        failed += problems
-        if result is not None and result.doc_id and result.date_warnings:
-            corrected[result.doc_id] = result.date_warnings
-        if result is not None and result.doc_id and result.ocr_pages:
-            scanned[result.doc_id] = result
-        progress.step(up.name)
-    pruned = _prune(services, uploads, args.corpus) if args.prune else []
+    # saved questions are asked once after the batch, not after each document (ingest/alerts.QuestionBacklog)
+    backlog = services.question_backlog.batch() if services.question_backlog else contextlib.nullcontext()
+    with backlog:
+        for up in uploads:
+            status, result, problems = _ingest_one(services, up, force=args.force)
+            counts[status] += 1
+            chunks += result.chunks if result else 0
+            failed += problems
+            if result is not None and result.doc_id and result.date_warnings:
+                corrected[result.doc_id] = result.date_warnings
+            if result is not None and result.doc_id and result.ocr_pages:
+                scanned[result.doc_id] = result
+            progress.step(up.name)
+        pruned = _prune(services, uploads, args.corpus) if args.prune else []
     prepared = time.perf_counter()
     not_prepared = _prepare_search(services)
     prepared_s = time.perf_counter() - prepared
+    asked = ask_backlog(services)
     summary = {
         **counts,
         "chunks": chunks,
@@ -163,6 +169,8 @@ def cmd_ingest(services: Services, args: argparse.Namespace) -> int:
         "search_prepared_s": round(prepared_s, 1),
         "search_prepared": not_prepared is None,
         "dead_letters": len(services.bus.dead_letters) if services.bus is not None else 0,
+        # alerts the saved questions asked after the batch recorded (document and article watches: GET /alerts)
+        "question_alerts": len(asked),
         "index": services.store.stats(),
     }
     print(json.dumps(summary, ensure_ascii=False, indent=None if args.quiet else 1))
