@@ -53,8 +53,8 @@ FILTER_SETS: list[dict[str, Any]] = [
 ]
 
 
-def settings(data: Path) -> Settings:
-    return Settings.from_env({"LOG_LEVEL": "WARNING"}, data_dir=data, embedder="hash")
+def settings(data: Path, max_reasks: int = Settings.watch_max_reasks) -> Settings:
+    return Settings.from_env({"LOG_LEVEL": "WARNING"}, data_dir=data, embedder="hash", watch_max_reasks=max_reasks)
 
 
 def ingest(services: Any, uploads: list[Any], *, batch: bool = True) -> dict[str, Any]:
@@ -127,11 +127,13 @@ class Timed:
             self.seconds.append(time.perf_counter() - started)
 
 
-def run(base: Path, uploads: list[Any], total: int, questions: int, older: list[str], batch: bool) -> dict[str, Any]:
+def run(
+    base: Path, uploads: list[Any], total: int, questions: int, older: list[str], batch: bool, max_reasks: int
+) -> dict[str, Any]:
     data = Path(tempfile.mkdtemp(prefix="regrag-watch-run-"))
     shutil.rmtree(data)
     shutil.copytree(base, data)
-    services = build_services(settings(data))
+    services = build_services(settings(data, max_reasks))
     try:
         started = time.perf_counter()
         made = make_watches(services, total, questions, older, random.Random(7)) if total else {}
@@ -166,6 +168,8 @@ def main() -> None:
     ap.add_argument("--questions", type=int, nargs="+", default=[1_000])
     ap.add_argument("--others", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--max-reasks", type=int, nargs="+", default=[20], help="REGRAG_WATCH_MAX_REASKS of the runs")
+    ap.add_argument("--per-document", action="store_true", help="also without a batch (as event-driven stages run)")
     ap.add_argument("--base", type=Path, help="the base index (built there when missing)")
     args = ap.parse_args()
 
@@ -191,13 +195,18 @@ def main() -> None:
     print(f"measured: {len(measured)} documents ingested ({len(newer)} newer versions of the corpus's chains)")
 
     results: dict[str, list[dict[str, Any]]] = {}
-    configs = [("no watches", 0, 0, True)]
+    default = Settings.watch_max_reasks
+    configs = [("no watches", 0, 0, True, default)]
     for q in args.questions:
-        configs.append((f"{args.watches:,} watches ({q:,} questions), regrag ingest", args.watches, q, True))
-        configs.append((f"{args.watches:,} watches ({q:,} questions), per document", args.watches, q, False))
+        for m in args.max_reasks:
+            label = f"{args.watches:,} watches ({q:,} questions), regrag ingest, {m} questions/document"
+            configs.append((label, args.watches, q, True, m))
+        if args.per_document:
+            label = f"{args.watches:,} watches ({q:,} questions), per document, {default} questions/document"
+            configs.append((label, args.watches, q, False, default))
     for _ in range(args.rounds):
-        for name, total, questions, batch in configs:
-            results.setdefault(name, []).append(run(base, measured, total, questions, older, batch))
+        for name, total, questions, batch, max_reasks in configs:
+            results.setdefault(name, []).append(run(base, measured, total, questions, older, batch, max_reasks))
             last = results[name][-1]
             ingest_s, alerts_s, setup_s = last["ingest_s"], last["alerts_s"], last["setup_s"]
             print(f"  {name}: ingest {ingest_s:.2f} s, alerts {alerts_s:.2f} s, setup {setup_s:.0f} s")

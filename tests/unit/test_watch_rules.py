@@ -76,13 +76,14 @@ def test_saved_questions_are_asked_again_when_a_document_holds_enough_of_their_w
         SavedQuestion("w5", ("供电", "光伏", "风电", "煤炭"), {}),
     ]
     chosen = could_change(saved, meta(), text, TODAY, 0.3)
-    assert [q.watch_id for q in chosen] == ["w4", "w1"]  # most likely first; w5 holds 1/4, w3's filters say no
-    assert [q.watch_id for q in could_change(saved, meta(), text, TODAY, 0.25)] == ["w4", "w1", "w5"]
+    assert [(q.watch_id, round(share, 2)) for q, share in chosen] == [("w4", 1.0), ("w1", 0.91)]  # most likely first
+    # w5 holds 1/4 of its words, w3's filters say no
+    assert [q.watch_id for q, _ in could_change(saved, meta(), text, TODAY, 0.25)] == ["w4", "w1", "w5"]
 
 
 def test_the_share_of_question_words_is_measured_against_the_title_too():
     saved = [SavedQuestion("w1", ("济南", "电力管理"), {})]
-    assert could_change(saved, meta(), "第一条 为了加强管理，制定本条例。", TODAY, 1.0) == saved
+    assert could_change(saved, meta(), "第一条 为了加强管理，制定本条例。", TODAY, 1.0) == [(saved[0], 1.0)]
 
 
 def test_a_split_article_is_found_where_its_lines_went():
@@ -191,3 +192,17 @@ def test_docx_keeps_quotes_verbatim_and_links_clickable():
     ]
     fonts = document.styles["Normal"].element.rPr.rFonts
     assert fonts.get("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}eastAsia") == "宋体"
+
+
+def test_a_batch_asks_the_likeliest_saved_questions_first_within_its_budget():
+    from regrag.ingest.alerts import CITES_CHANGED, QuestionBacklog
+
+    backlog = QuestionBacklog()
+    assert not backlog.active
+    with backlog.batch():
+        assert backlog.active
+        backlog.add([("w1", 0.4), ("w2", 0.9)], "doc-a")
+        backlog.add([("w1", 0.8), ("w3", CITES_CHANGED)], "doc-b")
+        backlog.add([], "doc-c")
+    assert backlog.take() == ([("w3", "doc-b"), ("w2", "doc-a"), ("w1", "doc-b")], 3)
+    assert backlog.take() == ([], 0)

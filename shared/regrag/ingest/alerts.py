@@ -60,6 +60,7 @@ Reask = Callable[[Watch], tuple[Cited, ...]]
 # answers cite hold at least 30 % of their question's words in 99.6 % of cases (25 % at the lowest).
 DEFAULT_MIN_SHARE = 0.3
 DEFAULT_MAX_REASKS = 20
+CITES_CHANGED = 2.0  # a saved question citing a version that changed comes before any share of words
 
 
 class QuestionBacklog:
@@ -73,7 +74,8 @@ class QuestionBacklog:
 
     def __init__(self) -> None:
         self._depth = 0
-        self._due: dict[str, str] = {}  # watch id → the document whose ingest made it due
+        self._due: dict[str, tuple[float, str]] = {}  # watch id → (how likely it changed, the document)
+        self._documents: set[str] = set()
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
@@ -90,16 +92,23 @@ class QuestionBacklog:
     def active(self) -> bool:
         return self._depth > 0
 
-    def add(self, watch_ids: Sequence[str], doc_id: str) -> None:
+    def add(self, ranked: Sequence[tuple[str, float]], doc_id: str) -> None:
+        """Note the saved questions a stored document could change, each with how likely (CITES_CHANGED for one
+        citing a version it changed, else the share of its words the document holds)."""
         with self._lock:
-            for watch_id in watch_ids:
-                self._due.setdefault(watch_id, doc_id)
+            self._documents.add(doc_id)
+            for watch_id, score in ranked:
+                if watch_id not in self._due or score > self._due[watch_id][0]:
+                    self._due[watch_id] = (score, doc_id)
 
-    def take(self) -> dict[str, str]:
-        """The questions noted so far (watch id → document), forgotten here."""
+    def take(self) -> tuple[list[tuple[str, str]], int]:
+        """The questions noted so far as (watch id, document), most likely first, and how many documents the batch
+        stored; forgotten here."""
         with self._lock:
-            due, self._due = self._due, {}
-        return due
+            due, documents = self._due, len(self._documents)
+            self._due, self._documents = {}, set()
+        ranked = sorted(due.items(), key=lambda item: (-item[1][0], item[0]))
+        return [(watch_id, doc_id) for watch_id, (_, doc_id) in ranked], documents
 
 
 @dataclass(frozen=True)
@@ -164,11 +173,12 @@ def record_changes(
     touched = list(dict.fromkeys([meta.doc_id, *relinked, *([meta.supersedes] if meta.supersedes else [])]))
     citing: list[Watch] = []
     alerts: list[Alert] = []
+    texts = VersionTexts(store)
     for watch in watching.watches.watches_following(touched):
         if watch.kind == QUESTION:
             citing.append(watch)  # it cites a version that just changed
         else:
-            alerts += settle(watching, watch, *compare_version(watch, store))
+            alerts += settle(watching, watch, *compare_version(watch, store, texts))
     if watching.reask is not None:
         alerts += _reask_some(watching, meta, text, citing)
     return alerts
@@ -181,10 +191,13 @@ def _reask_some(watching: Watching, meta: DocumentMeta, text: str, citing: list[
     today = watching.today()
     chosen = {w.watch_id: w for w in citing}
     candidates = could_change(watching.watches.saved_questions(), meta, text, today, watching.min_share)
-    wanted = list(dict.fromkeys([*chosen, *(q.watch_id for q in candidates)]))
+    ranked = {w: CITES_CHANGED for w in chosen}
+    for question, share in candidates:
+        ranked.setdefault(question.watch_id, share)
     if watching.backlog is not None and watching.backlog.active:
-        watching.backlog.add(wanted, meta.doc_id)  # asked once each when the batch ends
+        watching.backlog.add(list(ranked.items()), meta.doc_id)  # asked once each when the batch ends
         return []
+    wanted = list(ranked)
     asked, deferred = wanted[: watching.max_reasks], wanted[watching.max_reasks :]
     alerts: list[Alert] = []
     for watch_id in asked:
@@ -203,14 +216,14 @@ def _reask_some(watching: Watching, meta: DocumentMeta, text: str, citing: list[
     return alerts
 
 
-def check_watch(watching: Watching, store: ChunkStore, watch: Watch) -> list[Alert]:
+def check_watch(watching: Watching, store: ChunkStore, watch: Watch, texts: VersionTexts | None = None) -> list[Alert]:
     """Compare one watch with the store now, whatever was ingested (the scheduled check: a successor entering
-    into force changes what a question cites without any ingest)."""
+    into force changes what a question cites without any ingest). `texts`: shared by the watches of one check."""
     if watch.kind == QUESTION:
         if watching.reask is None:
             return []
         return settle(watching, watch, *compare_answer(watch, watching.reask, None, watching.today()))
-    return settle(watching, watch, *compare_version(watch, store))
+    return settle(watching, watch, *compare_version(watch, store, texts))
 
 
 # --- which saved questions a document could change --------------------------------------------------------
@@ -218,10 +231,10 @@ def check_watch(watching: Watching, store: ChunkStore, watch: Watch) -> list[Ale
 
 def could_change(
     saved: Sequence[SavedQuestion], meta: DocumentMeta, text: str, today: dt.date, min_share: float
-) -> list[SavedQuestion]:
-    """The saved questions worth asking again after `meta` was stored, most likely first: those whose filters let
-    them quote it and at least `min_share` of whose words its title and text contain. Each distinct word is looked
-    up in the text once, however many questions share it."""
+) -> list[tuple[SavedQuestion, float]]:
+    """The saved questions worth asking again after `meta` was stored, most likely first, with the share of their
+    words it holds: those whose filters let them quote it and at least `min_share` of whose words its title and
+    text contain. Each distinct word is looked up in the text once, however many questions share it."""
     haystack = f"{meta.title}\n{text}"
     present: dict[str, bool] = {}
     admitted: dict[str, bool] = {}
@@ -241,16 +254,47 @@ def could_change(
         if share >= min_share:
             scored.append((share, question.watch_id, question))
     scored.sort(key=lambda s: (-s[0], s[1]))
-    return [q for _, _, q in scored]
+    return [(q, share) for share, _, q in scored]
 
 
 # --- document and article watches ----------------------------------------------------------------------------
 
 
-def compare_version(watch: Watch, store: ChunkStore) -> tuple[Draft | None, Baseline | None]:
+class VersionTexts:
+    """The stored articles of versions, the diffs between them and where a split article went, each computed once
+    per run: many watches follow the same document (10,000 watches over 444 documents is about 20 a document),
+    and comparing two 100-article versions is the costly part of telling them."""
+
+    def __init__(self, store: ChunkStore) -> None:
+        self.store = store
+        self._articles: dict[str, list[Article]] = {}
+        self._diffs: dict[tuple[str, str], list[Change]] = {}
+        self._went: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    def articles(self, doc_id: str) -> list[Article]:
+        if doc_id not in self._articles:
+            self._articles[doc_id] = articles_of(self.store.document_chunks(doc_id))
+        return self._articles[doc_id]
+
+    def diff(self, old_id: str, new_id: str) -> list[Change]:
+        if (old_id, new_id) not in self._diffs:
+            self._diffs[(old_id, new_id)] = diff_articles(self.articles(old_id), self.articles(new_id))
+        return self._diffs[(old_id, new_id)]
+
+    def went(self, old_text: str, new_id: str) -> list[dict[str, Any]]:
+        key = (text_hash(old_text), new_id)
+        if key not in self._went:
+            self._went[key] = where_it_went(old_text, self.articles(new_id))
+        return self._went[key]
+
+
+def compare_version(
+    watch: Watch, store: ChunkStore, texts: VersionTexts | None = None
+) -> tuple[Draft | None, Baseline | None]:
     """What happened to the version a document or article watch follows: a successor (new version, or a text of
     another title that repeals it), an end without successor, or, for an article watch, the article's words
     replaced in place. (None, None) when nothing changed or the document is gone."""
+    texts = texts or VersionTexts(store)
     base = watch.baseline
     found = store.get_document(base.doc_id) if base.doc_id else None
     if found is None:
@@ -259,9 +303,9 @@ def compare_version(watch: Watch, store: ChunkStore) -> tuple[Draft | None, Base
     if meta.superseded_by and meta.superseded_by != base.superseded_by:
         successor = store.get_document(meta.superseded_by)
         if successor is not None:
-            return _successor(watch, meta, successor[0], store)
+            return _successor(watch, meta, successor[0], texts)
     if watch.kind == ARTICLE and base.article and meta.content_hash != base.content_hash:
-        return _in_place(watch, meta, store)
+        return _in_place(watch, meta, texts)
     if meta.effective_to and meta.effective_to != base.effective_to and not meta.superseded_by:
         return _ended(watch, meta), replace(base, effective_to=meta.effective_to, checked=now_utc())
     if (meta.content_hash, meta.effective_to, meta.superseded_by) != (
@@ -282,12 +326,12 @@ def compare_version(watch: Watch, store: ChunkStore) -> tuple[Draft | None, Base
 
 
 def _successor(
-    watch: Watch, old: DocumentMeta, new: DocumentMeta, store: ChunkStore
+    watch: Watch, old: DocumentMeta, new: DocumentMeta, texts: VersionTexts
 ) -> tuple[Draft | None, Baseline | None]:
     base = watch.baseline
     same_text = bool(old.title_key and old.title_key == new.title_key) or old.title == new.title
     version_kind = NEW_VERSION if same_text else REPEALED
-    changes = diff_articles(_articles(store, old.doc_id), _articles(store, new.doc_id))
+    changes = texts.diff(old.doc_id, new.doc_id)
     dates = _dates(old, new, new.effective_date)
     before = (old.doc_id, base.content_hash, text_hash(base.article_text))
     after = (new.doc_id, new.content_hash)
@@ -298,14 +342,14 @@ def _successor(
         diff["summary"] = summarize(changes)
         related: list[dict[str, Any]] = []
         if change is None or change.new is None:
-            related = where_it_went(old_text, _articles(store, new.doc_id))
+            related = texts.went(old_text, new.doc_id)
             diff["related"] = related
         kind = version_kind
         following = change.new if change is not None else None
         if following is None and related:
             # split or merged by the revision: changed, and followed where its first lines went
             kind = ARTICLE_CHANGED
-            following = next(a for a in _articles(store, new.doc_id) if a.label == related[0]["article"])
+            following = next(a for a in texts.articles(new.doc_id) if a.label == related[0]["article"])
         elif following is None:
             kind = ARTICLE_REMOVED
         elif change is not None and change.kind in ("changed", "renumbered"):
@@ -334,11 +378,11 @@ def _successor(
     return draft, Baseline.of_version(new)
 
 
-def _in_place(watch: Watch, meta: DocumentMeta, store: ChunkStore) -> tuple[Draft | None, Baseline | None]:
+def _in_place(watch: Watch, meta: DocumentMeta, texts: VersionTexts) -> tuple[Draft | None, Baseline | None]:
     """The version watched was ingested again with other words: compare the watched article with what it was."""
     base = watch.baseline
     assert base.article is not None
-    now = next((a for a in _articles(store, meta.doc_id) if a.label == base.article), None)
+    now = next((a for a in texts.articles(meta.doc_id) if a.label == base.article), None)
     moved = Baseline.of_version(meta, base.article if now else None, now.text if now else None)
     if now is not None and text_hash(now.text) == text_hash(base.article_text):
         return None, moved  # another article changed, not this one
@@ -410,10 +454,6 @@ def where_it_went(old_text: str, new_articles: Sequence[Article]) -> list[dict[s
         entry["matched"].append(line)
     order = {a.label: i for i, a in enumerate(new_articles)}
     return sorted(found.values(), key=lambda e: order[str(e["article"])])
-
-
-def _articles(store: ChunkStore, doc_id: str) -> list[Article]:
-    return articles_of(store.document_chunks(doc_id))
 
 
 def _dates(old: DocumentMeta, new: DocumentMeta | None, takes_effect: str | None) -> dict[str, Any]:

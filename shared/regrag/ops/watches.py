@@ -135,23 +135,32 @@ def watching(services: Services) -> alerts_stage.Watching | None:
 
 
 def ask_backlog(services: Services) -> list[Alert]:
-    """The saved questions a batch of writes noted (QuestionBacklog), each asked once now: after `regrag ingest`
-    has stored its documents and prepared the index for search."""
+    """The saved questions a batch of writes noted (QuestionBacklog), each asked once now, after `regrag ingest`
+    has stored its documents and prepared the index for search: the most likely first, at most
+    REGRAG_WATCH_MAX_REASKS per document the batch stored; the rest wait for the scheduled check."""
     if services.question_backlog is None:
         return []
-    due = services.question_backlog.take()
+    due, documents = services.question_backlog.take()
     bundle = watching(services)
     if not due or bundle is None or bundle.reask is None:
         return []
     today = bundle.today()
+    budget = bundle.max_reasks * documents  # the same bound as asking after each document
     recorded: list[Alert] = []
-    for watch_id, doc_id in due.items():
+    for watch_id, doc_id in due[:budget]:
         watch = bundle.watches.get_watch(watch_id)
         found = services.store.get_document(doc_id)
         if watch is not None:
             draft, baseline = alerts_stage.compare_answer(watch, bundle.reask, found[0] if found else None, today)
             recorded += alerts_stage.settle(bundle, watch, draft, baseline)
-    logs.event(log, logging.INFO, "saved questions asked after the batch", asked=len(due), alerts=len(recorded))
+    logs.event(
+        log,
+        logging.INFO,
+        "saved questions asked after the batch",
+        asked=min(len(due), budget),
+        left_to_the_scheduled_check=max(0, len(due) - budget),
+        alerts=len(recorded),
+    )
     return recorded
 
 
@@ -328,8 +337,9 @@ def check_all(services: Services) -> CheckSummary:
         raise NotFound("watches are not configured on this deployment")
     recorded: list[Alert] = []
     watches = bundle.watches.list_watches()
+    texts = alerts_stage.VersionTexts(services.store)
     for watch in watches:
-        recorded += alerts_stage.check_watch(bundle, services.store, watch)
+        recorded += alerts_stage.check_watch(bundle, services.store, watch, texts)
     by_kind: dict[str, int] = {}
     for a in recorded:
         by_kind[a.kind] = by_kind.get(a.kind, 0) + 1
