@@ -15,7 +15,9 @@
 # Configuration is the environment, the same variables the functions read (`terraform -chdir=infra output
 # -raw deploy_env` prints them): REGRAG_GCP_PROJECT REGRAG_GCP_REGION REGRAG_BUCKET REGRAG_STATE_BUCKET
 # REGRAG_VERTEX_INDEX REGRAG_VERTEX_INDEX_ENDPOINT REGRAG_VERTEX_DEPLOYED_INDEX_ID REGRAG_VERTEX_PUBLIC_HOST;
-# optional: REGRAG_TOPIC_CHUNKED REGRAG_TOPIC_EMBEDDED REGRAG_EMBEDDING_MODEL REGRAG_EMBEDDING_DIMENSION
+# optional: REGRAG_TOPIC_CHUNKED REGRAG_TOPIC_EMBEDDED REGRAG_TOPIC_ALERTS (where upsert and query's scheduled check
+# publish alerts on watches) REGRAG_PUBLIC_URL (the page's address, for links in exports and alerts; query only)
+# REGRAG_EMBEDDING_MODEL REGRAG_EMBEDDING_DIMENSION
 # REGRAG_GEMINI_MODEL REGRAG_GEMINI_TEMPERATURE REGRAG_GEMINI_THINKING_LEVEL (checked against the model's row in
 # shared/regrag/cloud_facts.py) REGRAG_GEMINI_LOCATION (Gemini through Vertex AI with the service account by default)
 # REGRAG_GEMINI_SECRET (a Secret Manager secret id; mounted as GEMINI_API_KEY where the table says gemini)
@@ -123,6 +125,7 @@ env_vars() {
     "REGRAG_VERTEX_PUBLIC_HOST=$REGRAG_VERTEX_PUBLIC_HOST"
     "REGRAG_TOPIC_CHUNKED=$TOPIC_CHUNKED"
     "REGRAG_TOPIC_EMBEDDED=$TOPIC_EMBEDDED"
+    "REGRAG_TOPIC_ALERTS=$TOPIC_ALERTS"
     "REGRAG_EMBED_BATCH_SIZE=250" # Vertex AI takes up to 250 texts per request (the adapter splits further)
     # the failure reaching the dead-letter policy's attempts is recorded as dead-lettered (adapters/gcp/failures.py)
     "REGRAG_MAX_DELIVERY_ATTEMPTS=$MAX_DELIVERY_ATTEMPTS"
@@ -135,6 +138,9 @@ env_vars() {
   [[ -n ${REGRAG_GEMINI_LOCATION:-} ]] && vars+=("REGRAG_GEMINI_LOCATION=$REGRAG_GEMINI_LOCATION")
   if [[ $fn == query ]]; then
     vars+=("${REMOTE_URLS[@]}")
+  fi
+  if [[ $fn == query && -n ${REGRAG_PUBLIC_URL:-} ]]; then
+    vars+=("REGRAG_PUBLIC_URL=$REGRAG_PUBLIC_URL")
   fi
   if [[ $fn == query && -n ${REGRAG_ADMIN_PRINCIPALS:-} ]]; then
     vars+=("REGRAG_ADMIN_PRINCIPALS=$REGRAG_ADMIN_PRINCIPALS")
@@ -264,7 +270,7 @@ main() {
     --dry-run) DRY_RUN=1 ;;
     --skip-doctor) skip_doctor=1 ;;
     -h | --help)
-      sed -n '2,23p' "${BASH_SOURCE[0]}"
+      sed -n '2,25p' "${BASH_SOURCE[0]}"
       exit 0
       ;;
     -*) die "unknown option $fn" ;;
@@ -280,6 +286,7 @@ main() {
   check_env
   TOPIC_CHUNKED=${REGRAG_TOPIC_CHUNKED:-regrag-chunked}
   TOPIC_EMBEDDED=${REGRAG_TOPIC_EMBEDDED:-regrag-embedded}
+  TOPIC_ALERTS=${REGRAG_TOPIC_ALERTS:-regrag-alerts}
   ((skip_doctor)) || doctor
   for fn in "${targets[@]}"; do
     deploy "$fn"

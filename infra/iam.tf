@@ -24,6 +24,13 @@ locals {
     embed_publishes_embedded     = { topic = "embedded", fn = "embed" }
     reconcile_publishes_chunked  = { topic = "chunked", fn = "reconcile" }
     reconcile_publishes_embedded = { topic = "embedded", fn = "reconcile" }
+    upsert_publishes_alerts      = { topic = "alerts", fn = "upsert" }
+    query_publishes_alerts       = { topic = "alerts", fn = "query" } # the scheduled check of every watch
+  }
+  topic_ids = {
+    chunked  = google_pubsub_topic.chunked.id
+    embedded = google_pubsub_topic.embedded.id
+    alerts   = google_pubsub_topic.alerts.id
   }
 
   project_grants = merge(
@@ -61,7 +68,7 @@ resource "google_storage_bucket_iam_member" "function" {
 
 resource "google_pubsub_topic_iam_member" "function" {
   for_each = local.topic_grants
-  topic    = each.value.topic == "chunked" ? google_pubsub_topic.chunked.id : google_pubsub_topic.embedded.id
+  topic    = local.topic_ids[each.value.topic]
   role     = "roles/pubsub.publisher"
   member   = local.sa[each.value.fn]
 }

@@ -10,12 +10,15 @@ locals {
   topics = {
     chunked  = "regrag-chunked"
     embedded = "regrag-embedded"
+    alerts   = "regrag-alerts"
   }
 
   # Who may call query's /admin/* (REGRAG_ADMIN_PRINCIPALS): the function trusts the caller identity that Cloud
   # Run IAM verified, so with query open to allUsers (no verification) there are none and no eval job.
   eval_scheduled   = var.functions_deployed && !var.allow_unauthenticated_query
   admin_principals = var.allow_unauthenticated_query ? [] : concat([google_service_account.scheduler.email], var.admin_principals)
+  # the scheduled check of every watch calls query's /admin/watches/check under the same admin rule as the eval
+  watch_check_scheduled = local.eval_scheduled && var.watch_check_schedule != ""
 
   pubsub_agent  = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-pubsub.iam.gserviceaccount.com"
   storage_agent = "serviceAccount:${data.google_storage_project_service_account.this.email_address}"

@@ -38,6 +38,7 @@ output "deploy_env" {
     "export REGRAG_VERTEX_PUBLIC_HOST=${google_vertex_ai_index_endpoint.chunks.public_endpoint_domain_name}",
     "export REGRAG_TOPIC_CHUNKED=${google_pubsub_topic.chunked.name}",
     "export REGRAG_TOPIC_EMBEDDED=${google_pubsub_topic.embedded.name}",
+    "export REGRAG_TOPIC_ALERTS=${google_pubsub_topic.alerts.name}",
     "# Gemini through Vertex AI by default; for the API-key path instead, add a version to the secret and:",
     "# export REGRAG_GEMINI_SECRET=${google_secret_manager_secret.gemini.secret_id}",
     "export REGRAG_ADMIN_PRINCIPALS=${join(",", local.admin_principals)}",

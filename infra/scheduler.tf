@@ -76,3 +76,35 @@ resource "google_cloud_scheduler_job" "eval" {
 
   depends_on = [google_project_service.this]
 }
+
+# The daily check of every watch: query's /admin/watches/check compares each watch with the index and asks every
+# saved question again, which catches what no ingest announces (a successor entering into force changes what a
+# question cites) and the saved questions the upsert stage left for later (REGRAG_WATCH_MAX_REASKS). Alerts are
+# recorded once whichever run finds them first, so a retried or overlapping run adds none.
+resource "google_cloud_scheduler_job" "watch_check" {
+  count            = local.watch_check_scheduled ? 1 : 0
+  name             = "regrag-watch-check"
+  region           = var.region
+  schedule         = var.watch_check_schedule
+  time_zone        = var.watch_check_time_zone
+  attempt_deadline = "600s"
+
+  retry_config {
+    retry_count = 1
+  }
+
+  http_target {
+    uri         = "${data.google_cloud_run_v2_service.query[0].uri}/admin/watches/check"
+    http_method = "POST"
+    headers = {
+      "Content-Type" = "application/json"
+    }
+
+    oidc_token {
+      service_account_email = google_service_account.scheduler.email
+      audience              = data.google_cloud_run_v2_service.query[0].uri
+    }
+  }
+
+  depends_on = [google_project_service.this]
+}

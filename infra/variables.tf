@@ -143,3 +143,24 @@ variable "rerank_fallback_alert_percent" {
   type        = number
   default     = 20
 }
+
+variable "watch_check_schedule" {
+  description = "Cron schedule of the check of every watch (query's /admin/watches/check: saved questions asked again, successors entering into force); empty: no job."
+  type        = string
+  default     = "17 6 * * *"
+}
+
+variable "watch_check_time_zone" {
+  description = "Time zone of the watch check schedule."
+  type        = string
+  default     = "Asia/Shanghai"
+}
+
+variable "alert_routes" {
+  description = "Push subscriptions on the alerts topic: name => {endpoint (HTTPS), filter (Pub/Sub filter on the attributes kind, owner, doc_id, watch_id; empty: every alert)}."
+  type = map(object({
+    endpoint = string
+    filter   = optional(string, "")
+  }))
+  default = {}
+}

@@ -178,6 +178,17 @@ class Settings:
     # topics (Pub/Sub topic ids; in local mode, names on the in-process bus)
     topic_chunked: str = field(default="regrag-chunked", metadata={"env": "REGRAG_TOPIC_CHUNKED"})
     topic_embedded: str = field(default="regrag-embedded", metadata={"env": "REGRAG_TOPIC_EMBEDDED"})
+    # where the upsert stage (and the scheduled check) publish each alert recorded for a watch (AlertRecorded);
+    # empty: alerts are recorded, not published. Locally the in-process bus, which a test or tool can subscribe to.
+    topic_alerts: str | None = field(default="regrag-alerts", metadata={"env": "REGRAG_TOPIC_ALERTS"})
+    # watches (ingest/alerts.py): a saved question is asked again after a document is stored when the document
+    # holds at least this share of its words (0.3 keeps 99.6 % of the documents answers cite: bench/README.md),
+    # for at most this many saved questions per document; the others wait for the scheduled check
+    watch_min_share: float = field(default=0.3, metadata={"env": "REGRAG_WATCH_MIN_SHARE", "min": 0.0, "max": 1.0})
+    watch_max_reasks: int = field(default=20, metadata={"env": "REGRAG_WATCH_MAX_REASKS", "min": 0})
+    # the page's public address, for the links back to a document in exports and alert feeds (unset: the address
+    # the request came in on; the CLI then writes links relative to the page, e.g. /?doc=…)
+    public_url: str | None = field(default=None, metadata={"env": "REGRAG_PUBLIC_URL", "pattern": r"https?://\S+"})
     # Google Cloud (REGRAG_MODE=gcp). Fields marked "gcp": "required" have no default on purpose: gcp_problems()
     # names every missing one in the same ConfigError. REGRAG_EMBEDDER applies to local mode only.
     gcp_project: str | None = field(default=None, metadata={"env": "REGRAG_GCP_PROJECT", "gcp": "required"})

@@ -18,6 +18,7 @@ from regrag.domain.messages import ChunksEmbedded
 from regrag.domain.models import Chunk, DocumentMeta, Filters, Hit
 from regrag.domain.ocr import OcrPage
 from regrag.domain.results import Candidate
+from regrag.domain.watches import Alert, Baseline, SavedQuestion, Watch
 
 
 @dataclass(frozen=True)
@@ -322,6 +323,48 @@ class FeedbackStore(Protocol):
 
     def list_feedback(self) -> list[dict[str, Any]]:
         """Every feedback record joined with its query record (key `query`), oldest first."""
+        ...
+
+
+@runtime_checkable
+class WatchStore(Protocol):
+    """Watches and the alerts recorded for them (local: SQLite; GCP: the state bucket).
+
+    Lookups the upsert stage makes on every document are indexed: `watches_following` costs what it returns,
+    not how many watches exist, and `saved_questions` lists only what the cheap pre-check reads."""
+
+    def put_watch(self, watch: Watch) -> bool:
+        """Store a new watch; False, and nothing written, when a watch with its id exists already."""
+        ...
+
+    def get_watch(self, watch_id: str) -> Watch | None: ...
+
+    def list_watches(self) -> list[Watch]:
+        """Every watch, oldest first."""
+        ...
+
+    def remove_watch(self, watch_id: str) -> bool:
+        """Remove a watch (its alerts stay); False when there was none."""
+        ...
+
+    def watches_following(self, doc_ids: Sequence[str]) -> list[Watch]:
+        """The watches whose `followed` documents include one of `doc_ids` (by watch id)."""
+        ...
+
+    def saved_questions(self) -> list[SavedQuestion]:
+        """Every question watch's words and filters."""
+        ...
+
+    def update_baseline(self, watch_id: str, baseline: Baseline) -> None:
+        """Replace what a watch last saw (and what it follows); nothing when the watch was removed meanwhile."""
+        ...
+
+    def add_alert(self, alert: Alert) -> bool:
+        """Record an alert once: False, and nothing written, when its id is recorded already."""
+        ...
+
+    def list_alerts(self, *, since: str | None = None, watch_id: str | None = None, limit: int = 100) -> list[Alert]:
+        """Alerts newest first: created at or after `since` (an ISO date or time), of one watch, at most `limit`."""
         ...
 
 

@@ -28,12 +28,14 @@ from regrag.ports import (
     QuestionIndex,
     Reranker,
     VectorIndex,
+    WatchStore,
 )
 from regrag.query.answer import QueryOptions, ReadPath
 from regrag.query.retrieve import Retriever
 from regrag.views.catalog import CorpusCatalog
 
 if TYPE_CHECKING:
+    from regrag.ingest.alerts import QuestionBacklog
     from regrag.ingest.questions import QuestionsIndexer
 
 CacheStats = Callable[[], dict[str, Any]]
@@ -67,6 +69,9 @@ class Services:
         remote_reranker, composer: the `rerank` and `compose` functions over HTTP (REGRAG_RERANK_URL,
             REGRAG_COMPOSE_URL), which the query path uses when set; `reranker` stays the in-process one, which
             the rerank endpoint itself serves with.
+        watches: watches and the alerts recorded for them (None: not wired; the upsert stage then tells no one).
+        question_backlog: the saved questions a batch of writes (regrag ingest) asks once at its end (local mode;
+            None where each upsert asks them itself).
     """
 
     settings: Settings
@@ -94,6 +99,8 @@ class Services:
     staging: PartStaging | None = None
     integrity: tuple[IntegrityCheck, ...] = ()
     writer_lock: Callable[[str], AbstractContextManager[None]] | None = None
+    watches: WatchStore | None = None
+    question_backlog: QuestionBacklog | None = None
 
     @property
     def read_path(self) -> ReadPath:
@@ -109,7 +116,7 @@ class Services:
 
     def close(self) -> None:
         """Close what holds files or connections open (the local SQLite stores)."""
-        for part in (self.store, self.feedback, *self.integrity):
+        for part in (self.store, self.feedback, self.watches, *self.integrity):
             closer = getattr(part, "close", None)
             if closer:
                 closer()

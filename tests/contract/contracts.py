@@ -578,3 +578,136 @@ class SecretStoreContract:
         put("contract-key", "  密钥-latest\n")
         assert store.get("contract-key") == "密钥-latest"
         assert store.get("contract-missing") is None
+
+
+def make_watch(n: int, *, doc_id: str | None = "nat-law-0072", article: str | None = None, question=None, **kw):
+    """A watch as ops.watches makes them (ids from domain.watches.watch_id_for)."""
+    from regrag.domain.watches import ARTICLE, DOCUMENT, QUESTION, Baseline, Cited, Watch, watch_id_for
+
+    kind = QUESTION if question else (ARTICLE if article else DOCUMENT)
+    owner = kw.pop("owner", f"owner-{n}")
+    if question:
+        cited = kw.pop("cited", (Cited("nat-reg-0088", "第二十八条", "电力供应与使用条例", "〔…〕"),))
+        baseline = Baseline(cited=tuple(cited), checked="2026-11-01T00:00:00+00:00")
+        doc_id = None
+    else:
+        baseline = Baseline(doc_id=doc_id, article=article, article_text="第三条 …" if article else None)
+    filters = kw.pop("filters", {})
+    return Watch(
+        watch_id=watch_id_for(kind, doc_id, article, question, filters, owner),
+        kind=kind,
+        created=kw.pop("created", f"2026-11-0{1 + n % 9}T00:00:0{n % 10}+00:00"),
+        doc_id=doc_id,
+        article=article,
+        question=question,
+        filters=filters,
+        owner=owner,
+        title="中华人民共和国矿产资源法" if doc_id else "",
+        terms=tuple(kw.pop("terms", ("矿产", "资源") if question else ())),
+        baseline=baseline,
+    )
+
+
+def make_alert(n: int, watch_id: str, *, created: str, kind: str = "new_version"):
+    from regrag.domain.watches import Alert, alert_id_for
+
+    return Alert(
+        alert_id=alert_id_for(watch_id, kind, n, n + 1),
+        watch_id=watch_id,
+        kind=kind,
+        doc_id="nat-law-0072",
+        created=created,
+        successor_id="nat-law-0073",
+        dates={"entry_into_force": "2025-07-01"},
+        diff={"article": "第三条", "change": "changed", "old": {"article": "第三条", "text": "旧"}, "new": None},
+        title="中华人民共和国矿产资源法",
+        message="《中华人民共和国矿产资源法》有新版本。",
+    )
+
+
+class WatchStoreContract:
+    """WatchStore: watches by id (made once), found by the documents they follow (the index follows the baseline),
+    saved questions listed with their words and filters, alerts recorded once and listed newest first."""
+
+    @pytest.fixture
+    def watch_store(self):
+        raise NotImplementedError
+
+    def test_a_watch_is_stored_once_and_read_back_whole(self, watch_store):
+        watch = make_watch(1, article="第三条")
+        assert watch_store.put_watch(watch) is True
+        assert watch_store.put_watch(watch) is False  # the same watch asked for again
+        assert watch_store.get_watch(watch.watch_id) == watch
+        assert watch_store.get_watch("w" + "0" * 23) is None
+        assert watch_store.list_watches() == [watch]
+
+    def test_watches_are_listed_oldest_first_and_removed_with_their_index(self, watch_store):
+        first, second = make_watch(1), make_watch(2, article="第五条")
+        question = make_watch(3, question="矿产资源属于谁所有？", filters={"province": ["national"]})
+        for w in (second, question, first):
+            watch_store.put_watch(w)
+        assert [w.watch_id for w in watch_store.list_watches()] == [first.watch_id, second.watch_id, question.watch_id]
+        assert watch_store.remove_watch(second.watch_id) is True
+        assert watch_store.remove_watch(second.watch_id) is False
+        assert [w.watch_id for w in watch_store.watches_following(["nat-law-0072"])] == [first.watch_id]
+        assert watch_store.remove_watch(question.watch_id) is True
+        assert watch_store.saved_questions() == [] and watch_store.watches_following(["nat-reg-0088"]) == []
+
+    def test_watches_are_found_by_the_documents_they_follow(self, watch_store):
+        doc = make_watch(1)
+        article = make_watch(2, doc_id="nat-reg-0088", article="第二十八条")
+        question = make_watch(3, question="计划检修停电要提前几天通知用户？")  # cites nat-reg-0088
+        for w in (doc, article, question):
+            watch_store.put_watch(w)
+        found = watch_store.watches_following(["nat-reg-0088", "nat-reg-0091"])
+        assert sorted(w.watch_id for w in found) == sorted([article.watch_id, question.watch_id])
+        assert [w.watch_id for w in watch_store.watches_following(["nat-law-0072", "nat-law-0072"])] == [doc.watch_id]
+        assert watch_store.watches_following([]) == []
+
+    def test_a_new_baseline_moves_what_the_watch_follows(self, watch_store):
+        from regrag.domain.watches import Baseline, Cited
+
+        doc, question = make_watch(1), make_watch(2, question="矿产资源属于谁所有？")
+        watch_store.put_watch(doc)
+        watch_store.put_watch(question)
+        moved = Baseline(doc_id="nat-law-0073", content_hash="h", checked="2026-11-02T00:00:00+00:00")
+        watch_store.update_baseline(doc.watch_id, moved)
+        watch_store.update_baseline(question.watch_id, Baseline(cited=(Cited("nat-law-0073", "第四条"),)))
+        assert watch_store.get_watch(doc.watch_id).baseline == moved
+        assert watch_store.watches_following(["nat-law-0072"]) == []
+        found = watch_store.watches_following(["nat-law-0073"])
+        assert sorted(w.watch_id for w in found) == sorted([doc.watch_id, question.watch_id])
+        assert watch_store.watches_following(["nat-reg-0088"]) == []  # the question no longer cites it
+        watch_store.update_baseline("w" + "1" * 23, moved)  # removed meanwhile: nothing happens
+
+    def test_saved_questions_carry_their_words_and_filters(self, watch_store):
+        filters = {"province": ["sd", "national"], "as_of": "2024-01-01"}
+        question = make_watch(
+            1,
+            question="在山东，供电企业计划检修停电要提前几天通知？",
+            filters=filters,
+            terms=("山东", "供电企业", "检修"),
+        )
+        watch_store.put_watch(question)
+        watch_store.put_watch(make_watch(2, article="第三条"))
+        [saved] = watch_store.saved_questions()
+        assert (saved.watch_id, saved.terms, saved.filters) == (
+            question.watch_id,
+            ("山东", "供电企业", "检修"),
+            filters,
+        )
+
+    def test_an_alert_is_recorded_once_and_listed_newest_first(self, watch_store):
+        a, b = make_watch(1), make_watch(2, article="第三条")
+        old = make_alert(1, a.watch_id, created="2026-11-01T08:00:00+00:00")
+        new = make_alert(2, b.watch_id, created="2026-11-03T08:00:00+00:00", kind="article_changed")
+        mid = make_alert(3, a.watch_id, created="2026-11-02T08:00:00+00:00", kind="repealed")
+        assert watch_store.add_alert(old) is True
+        assert watch_store.add_alert(new) is True and watch_store.add_alert(mid) is True
+        assert watch_store.add_alert(old) is False  # redelivered: nothing new
+        assert watch_store.list_alerts() == [new, mid, old]
+        assert watch_store.list_alerts(limit=2) == [new, mid]
+        assert watch_store.list_alerts(since="2026-11-02") == [new, mid]
+        assert watch_store.list_alerts(since="2026-11-02T08:00:01+00:00") == [new]
+        assert watch_store.list_alerts(watch_id=a.watch_id) == [mid, old]
+        assert watch_store.list_alerts(watch_id=a.watch_id, since="2026-11-03") == []

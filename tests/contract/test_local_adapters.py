@@ -1,6 +1,7 @@
 """The contract suites against the local adapters."""
 
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from regrag.adapters.local.failures import JsonlFailureRecorder
 from regrag.adapters.local.feedback import SqliteFeedbackStore
 from regrag.adapters.local.search_index import SqliteLexicalIndex, SqliteQuestionIndex, SqliteVectorIndex
 from regrag.adapters.local.vector_cache import CachingEmbedder, SqliteVectorCache
+from regrag.adapters.local.watches import SqliteWatchStore
 from regrag.domain.errors import InvalidInput
 
 from contracts import (
@@ -25,6 +27,7 @@ from contracts import (
     PartStagingContract,
     PublisherContract,
     QuestionIndexContract,
+    WatchStoreContract,
 )
 
 
@@ -223,3 +226,34 @@ class TestExtractiveGenerator(GeneratorContract):
         hyde = Hyde(ExtractiveGenerator(lambda q: hits), "m", load_prompt("hyde_v1"), None, timeout_s=3.0, cache_size=0)
         prompt = hyde.build_prompt("计划检修停电要提前几天通知？")
         return ExtractiveGenerator(lambda q: hits), (prompt, RESPONSE_SCHEMA, hyde.system), "没有数据块的提示"
+
+
+class TestSqliteWatchStore(WatchStoreContract):
+    @pytest.fixture
+    def watch_store(self, tmp_path):
+        store = SqliteWatchStore(tmp_path / "watches.sqlite")
+        yield store
+        store.close()
+
+    def test_concurrent_baseline_updates_and_alerts_lose_nothing(self, watch_store):
+        from contracts import make_alert, make_watch
+
+        watches = [make_watch(n, article=f"第{n}条") for n in range(1, 9)]
+        for w in watches:
+            watch_store.put_watch(w)
+        start = threading.Barrier(len(watches))
+
+        def work(n: int) -> None:
+            start.wait()
+            alert = make_alert(n, watches[n].watch_id, created=f"2026-11-0{1 + n}T00:00:00+00:00")
+            watch_store.add_alert(alert)
+            watch_store.add_alert(alert)
+            watch_store.update_baseline(watches[n].watch_id, replace(watches[n].baseline, doc_id="nat-law-0073"))
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(len(watches))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(watch_store.list_alerts()) == len(watches)
+        assert len(watch_store.watches_following(["nat-law-0073"])) == len(watches)

@@ -4,6 +4,7 @@ the index answers the same question identically before and after."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -148,9 +149,9 @@ def test_openapi_document_is_served_and_covers_every_route(client: Client) -> No
     doc = response.get_json()
     assert doc["openapi"] == "3.1.0" and doc == json.loads(json.dumps(document()))
     published = {path for path in doc["paths"]}
-    routed = {rule.rule.replace("<doc_id>", "{doc_id}") for rule in URL_MAP.iter_rules()}
+    routed = {re.sub(r"<(\w+)>", r"{\1}", rule.rule) for rule in URL_MAP.iter_rules()}
     # / is the query function's own root and the page; /assets are the page's files
-    assert routed - published == {"/", "/assets/<name>"}
+    assert routed - published == {"/", "/assets/{name}"}
     assert doc["components"]["schemas"]["QueryRequest"] is not None
     assert doc["components"]["schemas"]["QueryRequest"]["properties"]["top_k"]["maximum"] == schemas.MAX_TOP_K
 

@@ -8,8 +8,8 @@ the bundle. An import hook then refuses any module whose file belongs to an inst
 the closure of the bundle's requirements.txt (its pins plus their dependencies, recursively): a function
 that imports a library its requirements.txt does not bring fails here exactly as it would on GCP.
 
-The request is either {"cloudevent": {"attributes": …, "data": …}} or {"json": …} (an HTTP POST). Prints one
-JSON line: status, body, and the Google client modules the run loaded.
+The request is either {"cloudevent": {"attributes": …, "data": …}}, {"json": …} (an HTTP POST) or {"get": path}.
+Prints one JSON line: status, content type, body, and the Google client modules the run loaded.
 """
 
 from __future__ import annotations
@@ -82,6 +82,13 @@ class Blocker(importlib.abc.MetaPathFinder):
         return None
 
 
+def response_text(response) -> str:  # type: ignore[no-untyped-def]
+    """Text as text; a file (a .docx export) as its size: bytes in a JSON line would not survive splitlines()."""
+    data = response.get_data()
+    textual = response.mimetype.startswith("text/") or response.mimetype.endswith(("json", "xml"))
+    return data.decode("utf-8") if textual else f"<{len(data)} bytes>"
+
+
 def main() -> None:
     site, bundle, function, request_path = sys.argv[1:5]
     sys.path[:] = [bundle, *[p for p in sys.path if p], site]
@@ -105,6 +112,8 @@ def main() -> None:
         upload = request["upload"]
         data = {upload["field"]: (io.BytesIO(Path(upload["file"]).read_bytes()), upload["name"])}
         response = client.post(request.get("path", "/"), data=data, content_type="multipart/form-data")
+    elif "get" in request:  # {"get": "/path?query"}
+        response = client.get(request["get"])
     else:
         response = client.post(request.get("path", "/"), json=request["json"])
     loaded = sorted({m for m in sys.modules if m.startswith(("google.cloud.", "google.genai")) and m.count(".") <= 2})
@@ -112,7 +121,8 @@ def main() -> None:
         json.dumps(
             {
                 "status": response.status_code,
-                "body": response.get_data(as_text=True),
+                "content_type": response.content_type,
+                "body": response_text(response),
                 "loaded": loaded,
                 "refused": blocker.refused,
             },

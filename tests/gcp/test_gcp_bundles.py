@@ -93,22 +93,45 @@ def pubsub_event(topic: str, message: Any) -> dict[str, Any]:
     }
 
 
+def saved_question(gcs_host: str, state: str, embeddings_fake: Any, question: str) -> None:
+    """A saved question that cites nothing yet (the index is empty), with its vector as the watch keeps it."""
+    from regrag.adapters.gcp.blobstore import GcsBlobStore
+    from regrag.adapters.gcp.embedders import VertexEmbedder
+    from regrag.adapters.gcp.watches import GcsWatchStore
+    from regrag.domain.messages import encode_vector
+    from regrag.domain.watches import QUESTION, Watch, watch_id_for
+    from regrag.text.terms import question_words
+
+    embedder = VertexEmbedder(gcp_env.PROJECT, gcp_env.REGION, base_url=embeddings_fake.base_url, timeout_s=5)
+    watch = Watch(
+        watch_id=watch_id_for(QUESTION, None, None, question, {}, None),
+        kind=QUESTION,
+        created="2026-11-01T00:00:00+00:00",
+        question=question,
+        terms=tuple(question_words(question)),
+        vector=encode_vector(embedder.embed_query(question)),
+        model=embedder.model_id,
+    )
+    assert GcsWatchStore(GcsBlobStore(state, timeout_s=10)).put_watch(watch)
+
+
 def test_each_bundle_runs_its_stage_with_only_its_requirements(
     bundles, gcs_host, pubsub_host, vector_fake, embeddings_fake, tmp_path
 ):
     embeddings_fake.reset()
     docs, state = gcp_env.create_bucket(gcs_host), gcp_env.create_bucket(gcs_host)
-    chunked, embedded = gcp_env.unique("chunked"), gcp_env.unique("embedded")
-    for topic in (chunked, embedded):
+    chunked, embedded, alerts = gcp_env.unique("chunked"), gcp_env.unique("embedded"), gcp_env.unique("alerts")
+    for topic in (chunked, embedded, alerts):
         gcp_env.create_topic(pubsub_host, topic)
     chunked_sub = gcp_env.create_pull_subscription(pubsub_host, chunked)
     embedded_sub = gcp_env.create_pull_subscription(pubsub_host, embedded)
+    alerts_sub = gcp_env.create_pull_subscription(pubsub_host, alerts)
     names = gcp_env.vertex_names()
     vector_fake.add_index(names.index, DIM, names.endpoint, names.deployed_index_id)
     env = gcp_env.gcp_environ(
         bucket=docs, state_bucket=state, vertex=names, vertex_host=vector_fake.address,
         embeddings_url=embeddings_fake.base_url, topic_chunked=chunked, topic_embedded=embedded,
-        STORAGE_EMULATOR_HOST=gcs_host, PUBSUB_EMULATOR_HOST=pubsub_host,
+        STORAGE_EMULATOR_HOST=gcs_host, PUBSUB_EMULATOR_HOST=pubsub_host, REGRAG_TOPIC_ALERTS=alerts,
     )  # fmt: skip
     name, data, sidecar = gcp_env.sample("nat-reg-0088")
     event = gcp_env.upload(gcs_host, docs, name, data, sidecar)
@@ -123,13 +146,22 @@ def test_each_bundle_runs_its_stage_with_only_its_requirements(
     [message] = gcp_env.pull(pubsub_host, embedded_sub)
     assert json.loads(message.data)["kind"] == "ChunksEmbedded"
 
+    question = "计划检修停电要提前几天通知用户？"
+    saved_question(gcs_host, state, embeddings_fake, question)  # asked again by upsert, with its stored vector
     upsert = probe(bundles, "upsert", pubsub_event(embedded, message), env, tmp_path)
     assert "google.genai" not in upsert["loaded"]
     assert len(vector_fake.indexes[names.index].datapoints) == 45
+    [alert] = gcp_env.pull(pubsub_host, alerts_sub)  # the upsert bundle published it (google-cloud-pubsub ships)
+    assert alert.attributes["kind"] == "question_changed"
+    assert {c["doc_id"] for c in json.loads(alert.data)["alert"]["diff"]["added"]} == {"nat-reg-0088"}
 
-    question = "计划检修停电要提前几天通知用户？"
     query = probe(bundles, "query", {"json": {"question": question}}, env, tmp_path)
     body = json.loads(query["body"])
+    # the answer as a .docx and the alerts as Atom, from the query bundle (python-docx ships with it)
+    export = probe(bundles, "query", {"get": f"/query/{body['query_id']}/export?format=docx"}, env, tmp_path)
+    assert export["content_type"].startswith("application/vnd.openxmlformats-officedocument.wordprocessingml")
+    feed = probe(bundles, "query", {"get": "/alerts?format=atom"}, env, tmp_path)
+    assert feed["content_type"].startswith("application/atom+xml") and "question_changed" in feed["body"]
     # every citation names its article: 〔《电力供应与使用条例》第二十八条第（一）项，生效：2019-03-02〕
     assert re.search(
         r"〔《电力供应与使用条例》第[一二三四五六七八九十百]+条[^，〕]*，生效：2019-03-02〕", body["answer_zh"]

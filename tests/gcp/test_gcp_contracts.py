@@ -22,6 +22,7 @@ from contract.contracts import (
     IndexContract,
     PublisherContract,
     SecretStoreContract,
+    WatchStoreContract,
 )
 from fakes import gcp_env
 from fakes.gcp_env import vertex_ports
@@ -30,6 +31,7 @@ from regrag.adapters.gcp.bus import PubSubPublisher
 from regrag.adapters.gcp.embedders import RetryPolicy, VertexEmbedder
 from regrag.adapters.gcp.failures import GcsFailureRecorder
 from regrag.adapters.gcp.feedback import GcsFeedbackStore
+from regrag.adapters.gcp.watches import GcsWatchStore
 
 pytestmark = pytest.mark.emulator
 
@@ -99,6 +101,26 @@ class TestGcsFeedbackStore(FeedbackStoreContract):
     @pytest.fixture
     def feedback_store(self, bucket):
         return GcsFeedbackStore(GcsBlobStore(bucket, timeout_s=10), "regrag/")
+
+
+# One request at a time on the emulator (which ignores preconditions); the races run on the in-memory bucket with
+# real compare-and-swap (tests/gcp/test_gcp_watches.py).
+class TestGcsWatchStore(WatchStoreContract):
+    @pytest.fixture
+    def watch_store(self, bucket):
+        return GcsWatchStore(GcsBlobStore(bucket, timeout_s=10), "regrag/")
+
+    def test_chinese_words_and_filters_travel_in_ascii_metadata(self, watch_store, bucket):
+        from contract.contracts import make_watch
+
+        question = make_watch(
+            1, question="在山东，光伏电站并网？", filters={"province": ["sd"]}, terms=("山东", "光伏电站")
+        )
+        watch_store.put_watch(question)
+        [listed] = GcsBlobStore(bucket, timeout_s=10).scan("regrag/watch-questions/")
+        assert all(value.isascii() for value in listed.metadata.values())
+        [saved] = watch_store.saved_questions()
+        assert saved.terms == ("山东", "光伏电站") and saved.filters == {"province": ["sd"]}
 
 
 class TestGcsChunkMapOnVectorSearch(IndexContract):

@@ -38,6 +38,7 @@ ENV = {
         "projects/regrag-prod-1234/locations/eu/processors/abc123/processorVersions/pretrained-ocr-v2.1-2024-08-07"
     ),
     "REGRAG_DOCUMENTAI_LOCATION": "eu",
+    "REGRAG_PUBLIC_URL": "https://regrag.example.com/",
 }
 TABLE = ("ingest", "embed", "upsert", "rerank", "compose", "query", "reconcile")  # query after what it calls
 
@@ -108,6 +109,9 @@ def test_one_deploy_per_function_in_flow_order_with_the_table_settings(dry_run):
         ocr = name in ("ingest", "reconcile")
         assert env.get("REGRAG_DOCUMENTAI_PROCESSOR") == (ENV["REGRAG_DOCUMENTAI_PROCESSOR"] if ocr else None)
         assert env.get("REGRAG_DOCUMENTAI_LOCATION") == ("eu" if ocr else None)
+        # alerts on watches: upsert publishes them, query's scheduled check too (infra/iam.tf grants both)
+        assert env["REGRAG_TOPIC_ALERTS"] == "regrag-alerts"
+        assert env.get("REGRAG_PUBLIC_URL") == (ENV["REGRAG_PUBLIC_URL"] if name == "query" else None)
     assert by_name["ingest"]["--trigger-bucket"] == ENV["REGRAG_BUCKET"]
     assert by_name["embed"]["--trigger-topic"] == "regrag-chunked"
     assert by_name["upsert"]["--trigger-topic"] == "regrag-embedded"

@@ -542,3 +542,52 @@ def test_query_calls_the_rerank_and_compose_functions_with_an_id_token(
         (token,) = stack.callers[name].tokens  # one call each, with an ID token for the function's URL
         claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
         assert claims["aud"] == url and claims["email"] == account["client_email"]
+
+
+def test_an_article_watch_is_told_once_on_the_alerts_topic_however_often_upsert_runs(stack, make_world, vector_fake):
+    """Watch 消耗臭氧层物质管理条例 第二条 through the query function, then ingest the next version with every
+    upsert delivered three times: one alert in the state bucket, one AlertRecorded message on the alerts topic."""
+    alerts_topic = gcp_env.create_topic(stack.pubsub, gcp_env.unique("alerts"))
+    subscription = gcp_env.create_pull_subscription(stack.pubsub, alerts_topic)
+    world = make_world(REGRAG_TOPIC_ALERTS=alerts_topic)
+    ingest_samples(stack, world, ["nat-reg-0079"])
+    eventually(lambda: world.store().document_chunks("nat-reg-0079"), what="the 2018 version")
+    made = requests.post(
+        f"{stack.server_url}/query/watches",
+        json={"doc_id": "nat-reg-0079", "article": "第二条", "owner": "lawyer@example.com"},
+        timeout=30,
+    )
+    assert made.status_code == 201, made.text
+    watch_id = made.json()["watch_id"]
+
+    stack.repeat["upsert"].times = 3
+    try:
+        ingest_samples(stack, world, ["nat-reg-0080"])
+        messages = eventually(lambda: gcp_env.pull(stack.pubsub, subscription), 60, "the alert message")
+        stack.activity.wait_quiet()
+    finally:
+        stack.repeat["upsert"].times = 1
+    messages += gcp_env.pull(stack.pubsub, subscription)  # anything a duplicate delivery published late
+    [message] = messages
+    body = json.loads(message.data.decode("utf-8"))
+    assert body["kind"] == "AlertRecorded" and body["schema_version"] == 1
+    alert = body["alert"]
+    assert (alert["watch_id"], alert["kind"], alert["doc_id"], alert["successor_id"]) == (
+        watch_id,
+        "article_changed",
+        "nat-reg-0079",
+        "nat-reg-0080",
+    )
+    assert alert["diff"]["old"]["article"] == "第二条" and "是指列入" in alert["diff"]["new"]["text"]
+    assert dict(message.attributes) == {
+        "kind": "article_changed",
+        "alert_id": alert["alert_id"],
+        "watch_id": watch_id,
+        "doc_id": "nat-reg-0079",
+        "owner": "lawyer@example.com",
+    }
+    listed = requests.get(f"{stack.server_url}/query/alerts", timeout=30).json()["alerts"]
+    assert [a["alert_id"] for a in listed] == [alert["alert_id"]]
+    names = [i.name for i in GcsBlobStore(world.state).list("alerts/")]
+    assert names == [f"alerts/{alert['alert_id']}.json"]
+    assert failures(world) == [] and gcp_env.pull(stack.pubsub, stack.dead_upsert) == []

@@ -66,6 +66,8 @@ EXPECTED_GRANTS = {
     ("embed", "roles/pubsub.publisher", "embedded"),
     ("reconcile", "roles/pubsub.publisher", "chunked"),
     ("reconcile", "roles/pubsub.publisher", "embedded"),
+    ("upsert", "roles/pubsub.publisher", "alerts"),  # alerts on watches, recorded by the upsert stage
+    ("query", "roles/pubsub.publisher", "alerts"),  # … and by the scheduled check of every watch
     ("ingest", "roles/eventarc.eventReceiver", "project"),
     ("embed", "roles/eventarc.eventReceiver", "project"),
     ("upsert", "roles/eventarc.eventReceiver", "project"),
@@ -156,6 +158,7 @@ def test_stage_topics_dead_letter_topics_and_their_subscriptions(tf):
     assert {k: unquote(v) for k, v in local["topics"].items()} == {
         "chunked": defaults.topic_chunked,
         "embedded": defaults.topic_embedded,
+        "alerts": defaults.topic_alerts,
     }
     dead = resources[("google_pubsub_topic", "dead")]
     assert "local.event_functions" in dead["for_each"] and unquote(dead["name"]) == "regrag-${each.value}-dead"
@@ -283,6 +286,39 @@ def test_the_scheduler_runs_the_eval_on_query_admin_eval_with_oidc(tf):
     # verifies no token and the admin identity check would trust anyone (ops/admin.py caller_email)
     assert job["count"] == query["count"] == "${local.eval_scheduled ? 1 : 0}"
     assert local["eval_scheduled"] == "${var.functions_deployed && !var.allow_unauthenticated_query}"
+
+
+def test_alerts_have_a_topic_that_keeps_them_a_subscription_and_routes_with_filters(tf):
+    resources, variables = blocks(tf, "resource"), variables_of(tf)
+    topic = resources[("google_pubsub_topic", "alerts")]
+    assert topic["name"] == "${local.topics.alerts}" and unquote(topic["message_retention_duration"]) == "604800s"
+    kept = resources[("google_pubsub_subscription", "alerts")]
+    assert kept["topic"] == "${google_pubsub_topic.alerts.id}"
+    assert unquote(kept["message_retention_duration"]) == "604800s"
+    route = resources[("google_pubsub_subscription", "alert_route")]
+    assert route["for_each"] == "${var.alert_routes}" and route["filter"] == "${each.value.filter}"
+    assert route["push_config"][0]["push_endpoint"] == "${each.value.endpoint}"
+    assert variables["alert_routes"]["default"] == {}
+    outputs = {unquote(n): body for doc in tf.values() for e in doc.get("output", []) for n, body in e.items()}
+    assert '"export REGRAG_TOPIC_ALERTS=${google_pubsub_topic.alerts.name}"' in outputs["deploy_env"]["value"]
+
+
+def test_the_scheduler_checks_every_watch_on_query_with_oidc_under_the_admin_rule(tf):
+    resources, local, variables = blocks(tf, "resource"), locals_of(tf), variables_of(tf)
+    job = resources[("google_cloud_scheduler_job", "watch_check")]
+    target = job["http_target"][0]
+    oidc = target["oidc_token"][0]
+    assert unquote(target["uri"]) == "${data.google_cloud_run_v2_service.query[0].uri}/admin/watches/check"
+    assert oidc["audience"] == "${data.google_cloud_run_v2_service.query[0].uri}"
+    assert oidc["service_account_email"] == "${google_service_account.scheduler.email}"
+    assert unquote(target["http_method"]) == "POST"
+    assert job["count"] == "${local.watch_check_scheduled ? 1 : 0}"
+    assert local["watch_check_scheduled"] == '${local.eval_scheduled && var.watch_check_schedule != ""}'
+    assert (job["schedule"], job["time_zone"]) == ("${var.watch_check_schedule}", "${var.watch_check_time_zone}")
+    assert unquote(variables["watch_check_schedule"]["default"])
+    from regrag.api.routes import URL_MAP
+
+    assert "/admin/watches/check" in {rule.rule for rule in URL_MAP.iter_rules()}
 
 
 def test_the_scheduler_is_the_admin_principal_deploy_sh_passes_to_query(tf):

@@ -7,7 +7,7 @@ The routes (regrag.api.routes), the CLI and the evaluation call these; errors ar
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regrag import logs
 from regrag.domain.errors import InvalidInput, NotFound
@@ -18,12 +18,17 @@ from regrag.inputs import parse
 from regrag.inputs.filters import parse_filters
 from regrag.ops import admin as admin_stage
 from regrag.ops import feedback as feedback_stage
+from regrag.ops import watches as watch_stage
+from regrag.ops.alert_feed import atom_feed
 from regrag.query import answer as query_stage
 from regrag.query.lookups import StoreLookups
 from regrag.query.question import analyse
 from regrag.query.rerank import RetrievalOrderReranker, rerank_candidates
 from regrag.query.retrieve import Retriever
 from regrag.services import Services
+
+if TYPE_CHECKING:
+    from regrag.ops.exports.files import Export
 from regrag.views import documents
 
 log = logs.get("api")
@@ -155,6 +160,53 @@ def health(services: Services) -> dict[str, Any]:
         "index_version": stats.get("index_version"),
         "caches": {name: stats_of() for name, stats_of in services.caches.items()},
     }
+
+
+# --- watches, alerts and exports ---------------------------------------------------------------------------
+
+
+def add_watch(services: Services, body: Any) -> dict[str, Any]:
+    """POST /watches {doc_id, article?, owner?} | {question, filters?, owner?}: {watch_id, created, watch, …}."""
+    return watch_stage.add_watch(services, parse.parse_watch_request(body))
+
+
+def watches(services: Services) -> dict[str, Any]:
+    """GET /watches."""
+    return watch_stage.list_watches(services)
+
+
+def remove_watch(services: Services, watch_id: str) -> dict[str, Any]:
+    """DELETE /watches/{watch_id}."""
+    return watch_stage.remove_watch(services, watch_id)
+
+
+def alerts(services: Services, query: parse.AlertsQuery, page_url: str) -> dict[str, Any]:
+    """GET /alerts (JSON): {alerts: [{alert_id, watch_id, doc_id, successor_id, kind, dates, diff, created, …}]}."""
+    return {"alerts": watch_stage.list_alerts(services, query, page_url)}
+
+
+def alerts_atom(services: Services, query: parse.AlertsQuery, page_url: str, feed_url: str) -> bytes:
+    """GET /alerts as an Atom feed."""
+    return atom_feed(watch_stage.list_alerts(services, query, page_url), feed_url=feed_url)
+
+
+def answer_export(services: Services, query_id: str, fmt: str, page_url: str) -> Export:
+    """GET /query/{query_id}/export?format=docx|md."""
+    from regrag.ops.exports import files as exports  # python-docx: only the query function ships it
+
+    return exports.answer_export(services, query_id, fmt, page_url)
+
+
+def versions_export(services: Services, doc_id: str, fmt: str, page_url: str) -> Export:
+    """GET /documents/{doc_id}/versions/export?format=docx|md."""
+    from regrag.ops.exports import files as exports
+
+    return exports.versions_export(services, doc_id, fmt, page_url)
+
+
+def admin_watches_check(services: Services) -> dict[str, Any]:
+    """POST /admin/watches/check (after require_admin): every watch compared, every saved question asked again."""
+    return watch_stage.check_all(services).to_dict()
 
 
 # --- admin: a token locally, Cloud Run IAM + REGRAG_ADMIN_PRINCIPALS on GCP (ops/admin.py) -------------

@@ -142,6 +142,75 @@ _CHECK_RESPONSE = {
     },
 }
 
+_WATCH = {
+    "type": "object",
+    "properties": {
+        "watch_id": {"type": "string"},
+        "kind": {"type": "string", "enum": ["document", "article", "question"]},
+        "doc_id": {"type": ["string", "null"]},
+        "article": {"type": ["string", "null"]},
+        "question": {"type": ["string", "null"]},
+        "filters": {"type": "object"},
+        "owner": {"type": ["string", "null"]},
+        "title": {"type": "string"},
+        "created": {"type": "string"},
+        "following": {"type": ["object", "null"], "description": "the version (and article) the watch is on now"},
+        "cited": {"type": ["array", "null"], "description": "the articles the saved question's answer cites now"},
+        "checked": {"type": "string"},
+    },
+}
+_WATCH_RESPONSE = {
+    "type": "object",
+    "required": ["watch_id"],
+    "properties": {
+        "watch_id": {"type": "string"},
+        "created": {"type": "boolean", "description": "false: the same watch existed already (HTTP 200, not 201)"},
+        "watch": {"$ref": "#/components/schemas/Watch"},
+        "version": {"type": "object", "description": "the followed version's status today (in force, superseded …)"},
+    },
+}
+_ALERT = {
+    "type": "object",
+    "required": ["alert_id", "watch_id", "doc_id", "kind", "dates", "diff", "created"],
+    "properties": {
+        "alert_id": {"type": "string"},
+        "watch_id": {"type": "string"},
+        "doc_id": {
+            "type": ["string", "null"],
+            "description": "the version watched (a question: the document ingested)",
+        },
+        "successor_id": {"type": ["string", "null"], "description": "the newer version, when there is one"},
+        "kind": {
+            "type": "string",
+            "enum": ["new_version", "repealed", "article_changed", "article_removed", "question_changed"],
+        },
+        "dates": {
+            "type": "object",
+            "description": "watched / current: each version's promulgated, effective_from, effective_to; "
+            "entry_into_force: when the change takes effect; in_force: whether it has (questions: asked_on)",
+        },
+        "diff": {
+            "type": "object",
+            "description": "an article: change, old, new (and related: where a split article's lines went); a "
+            "document: the versions' summary and changed articles; a question: added, removed, before, after",
+        },
+        "created": {"type": "string", "description": "when the alert was recorded (UTC)"},
+        "message": {"type": "string", "description": "the change in one Chinese sentence"},
+        "link": {"type": ["string", "null"], "description": "the page at the document and article concerned"},
+    },
+}
+_DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+_FORMAT = {
+    "name": "format",
+    "in": "query",
+    "required": False,
+    "schema": {"type": "string", "enum": ["docx", "md"], "default": "docx"},
+}
+_FILES = {
+    _DOCX: {"schema": {"type": "string", "format": "binary"}},
+    "text/markdown": {"schema": {"type": "string"}},
+}
+
 _ERRORS = {
     "400": "invalid request (the message names the field)",
     "413": "request body too large",
@@ -179,6 +248,7 @@ def _get(summary: str, ok: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"get": {"summary": summary, "responses": _responses(ok, extra=errors), **extra}}
 
 
+_WATCH_RESPONSE_REF = {"$ref": "#/components/schemas/WatchResponse"}
 _DOC_ID = [{"name": "doc_id", "in": "path", "required": True, "schema": schemas.DOC_ID}]
 _ADMIN: list[dict[str, list[str]]] = [{"bearer": []}]
 _ADMIN_ERRORS = {"401": "no credentials", "403": "not an admin"}
@@ -214,6 +284,10 @@ def document() -> dict[str, Any]:
                 "Answer": _ANSWER,
                 "Citation": _CITATION,
                 "Candidate": _CANDIDATE,
+                "WatchRequest": schemas.WATCH,
+                "Watch": _WATCH,
+                "WatchResponse": _WATCH_RESPONSE,
+                "Alert": _ALERT,
                 "Error": _ERROR,
             },
         },
@@ -259,8 +333,65 @@ def _public_paths() -> dict[str, Any]:
             parameters=_DOC_ID,
             errors={"404": "no such document"},
         ),
+        **_watch_paths(),
         "/healthz": _get("Health, index size and cache counters", {"type": "object"}),
         "/openapi.json": _get("This document", {"type": "object"}),
+    }
+
+
+def _file(summary: str, parameters: list[dict[str, Any]], errors: dict[str, str]) -> dict[str, Any]:
+    get = _get(summary, {"type": "object"}, parameters=[*parameters, _FORMAT], errors={"400": "bad format", **errors})
+    get["get"]["responses"]["200"] = {"description": "the file (Content-Disposition: attachment)", "content": _FILES}
+    return get
+
+
+def _watch_paths() -> dict[str, Any]:
+    watch = {**_post("Watch a document, an article or a saved question", "WatchRequest", _WATCH_RESPONSE_REF)}
+    watch["post"]["responses"]["201"] = {"description": "watching", "content": _json(_WATCH_RESPONSE_REF)}
+    watch["post"]["responses"]["404"] = {"description": "no such document or article", "content": _json(_ERROR)}
+    watch.update(
+        _get(
+            "Every watch",
+            {
+                "type": "object",
+                "properties": {"watches": {"type": "array", "items": {"$ref": "#/components/schemas/Watch"}}},
+            },
+        )
+    )
+    alerts = _get(
+        "Alerts, newest first: JSON, or Atom (?format=atom or Accept: application/atom+xml)",
+        {
+            "type": "object",
+            "properties": {"alerts": {"type": "array", "items": {"$ref": "#/components/schemas/Alert"}}},
+        },
+        parameters=[
+            {"name": k, "in": "query", "required": False, "schema": v}
+            for k, v in schemas.ALERTS_QUERY["properties"].items()
+        ],
+        errors={"400": "a bad parameter (named)"},
+    )
+    alerts["get"]["responses"]["200"]["content"]["application/atom+xml"] = {"schema": {"type": "string"}}
+    query_id = [
+        {"name": "query_id", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"}}
+    ]
+    return {
+        "/watches": watch,
+        "/watches/{watch_id}": {
+            "delete": {
+                "summary": "Stop watching (the alerts recorded stay)",
+                "parameters": [{"name": "watch_id", "in": "path", "required": True, "schema": schemas.WATCH_ID}],
+                "responses": _responses({"type": "object"}, extra={"404": "no such watch"}),
+            }
+        },
+        "/alerts": alerts,
+        "/query/{query_id}/export": _file(
+            "An answer as a .docx or Markdown file for a memo (quotes verbatim with their complete citations)",
+            query_id,
+            {"404": "unknown query id"},
+        ),
+        "/documents/{doc_id}/versions/export": _file(
+            "A document's versions and 修订对照 as a .docx or Markdown file", _DOC_ID, {"404": "no such document"}
+        ),
     }
 
 
@@ -273,6 +404,10 @@ def _check_path() -> dict[str, Any]:
     path["post"]["requestBody"]["content"]["multipart/form-data"] = {
         "schema": {"$ref": "#/components/schemas/CheckUpload"}
     }
+    path["post"]["parameters"] = [
+        {**_FORMAT, "schema": {"type": "string", "enum": ["docx", "md"]}, "description": "the report as a file"}
+    ]
+    path["post"]["responses"]["200"]["content"].update(_FILES)
     path["post"]["responses"]["413"]["description"] = "the document is over REGRAG_CHECK_MAX_BYTES"
     path["post"]["responses"]["415"]["description"] = "send JSON or multipart/form-data"
     return path
@@ -298,6 +433,13 @@ def _admin_paths() -> dict[str, Any]:
             security=_ADMIN,
             errors=_ADMIN_ERRORS,
         ),
+        "/admin/watches/check": {
+            "post": {
+                "summary": "Compare every watch with the index and ask every saved question again (admin)",
+                "security": _ADMIN,
+                "responses": _responses({"type": "object"}, extra=_ADMIN_ERRORS),
+            }
+        },
         "/admin/eval": _post(
             "Evaluate a question file (admin)",
             "EvalRequest",

@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Callable
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge, RequestURITooLarge, UnsupportedMediaType
 from werkzeug.routing import Map, Rule
@@ -32,6 +32,9 @@ from regrag.domain.errors import (
 from regrag.inputs import parse as requests
 from regrag.services import Services
 
+if TYPE_CHECKING:
+    from regrag.ops.exports.files import Export
+
 log = logs.get("api")
 
 MAX_BODY_BYTES = 1_000_000
@@ -49,7 +52,8 @@ _PAGE_CSP = (
 )
 _CORS = {
     "Access-Control-Allow-Headers": "Content-Type, Authorization",
-    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+    "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
+    "Access-Control-Expose-Headers": "Content-Disposition",
     "Access-Control-Max-Age": "600",
 }
 _ERRORS: tuple[tuple[type[Exception], int], ...] = (
@@ -100,13 +104,26 @@ def _admin_route(action: str, fn: Callable[..., dict[str, Any]], with_body: bool
 
 def _check(services: Services, request: Request) -> Response:
     """POST /check: the text as JSON {text, as_of?}, or the document uploaded as multipart/form-data (`file`,
-    `as_of`), up to REGRAG_CHECK_MAX_BYTES either way; refused before it is read when it says it is larger."""
+    `as_of`), up to REGRAG_CHECK_MAX_BYTES either way; refused before it is read when it says it is larger.
+    ?format=docx | md answers with the report as a file for a memo instead of JSON."""
+    if "format" in request.args:
+        from regrag.ops.exports.files import check_export  # python-docx: only the query function ships it
+
+        fmt = requests.parse_export_format(request.args)
+        report, name = _checked(services, request)
+        return file_response(check_export(report, name, fmt, page_url(services, request)))
+    report, _ = _checked(services, request)
+    return json_response(200, report)
+
+
+def _checked(services: Services, request: Request) -> tuple[dict[str, Any], str]:
+    """The check's report of the request's text or upload, and the document's name."""
     limit = services.settings.check_max_bytes
     too_large = f"the document is larger than {limit:,} bytes (REGRAG_CHECK_MAX_BYTES)"
     if request.content_length is not None and request.content_length > limit:
         raise RequestEntityTooLarge(too_large)
     if request.mimetype != "multipart/form-data":
-        return json_response(200, endpoints.check(services, read_json(request, max_bytes=limit)))
+        return endpoints.check(services, read_json(request, max_bytes=limit)), "文书"
     request.max_content_length = limit  # a body sent without a length is cut off at the limit as well
     upload = request.files.get("file")
     if upload is None:
@@ -115,7 +132,55 @@ def _check(services: Services, request: Request) -> Response:
     if len(data) > limit:
         raise RequestEntityTooLarge(too_large)
     parsed = requests.parse_check_upload(upload.filename, data, request.form.get("as_of"))
-    return json_response(200, endpoints.check_upload(services, parsed))
+    return endpoints.check_upload(services, parsed), str(upload.filename)
+
+
+# --- watches, alerts and exports ------------------------------------------------------------------------------
+
+ATOM_TYPE = "application/atom+xml"
+
+
+def page_url(services: Services, request: Request) -> str:
+    """The page's address for links back to a document: REGRAG_PUBLIC_URL, else this service's root (the query
+    function serves the page at its root URL)."""
+    return services.settings.public_url or request.host_url
+
+
+def _add_watch(services: Services, request: Request) -> Response:
+    body = endpoints.add_watch(services, read_json(request))
+    return json_response(201 if body["created"] else 200, body)
+
+
+def _remove_watch(services: Services, request: Request, watch_id: str) -> Response:
+    return json_response(200, endpoints.remove_watch(services, watch_id))
+
+
+def _alerts(services: Services, request: Request) -> Response:
+    """GET /alerts: JSON, or Atom for ?format=atom or a client that accepts Atom rather than JSON."""
+    query = requests.parse_alerts_query(request.args)
+    accept = request.accept_mimetypes
+    wants_atom = query.format == "atom" or (
+        "format" not in request.args and accept.quality(ATOM_TYPE) > accept.quality(JSON_TYPE)
+    )
+    if not wants_atom:
+        return json_response(200, endpoints.alerts(services, query, page_url(services, request)))
+    body = endpoints.alerts_atom(services, query, page_url(services, request), request.url)
+    return Response(body, content_type=f"{ATOM_TYPE}; charset=utf-8")
+
+
+def _answer_export(services: Services, request: Request, query_id: str) -> Response:
+    fmt = requests.parse_export_format(request.args)
+    return file_response(endpoints.answer_export(services, query_id, fmt, page_url(services, request)))
+
+
+def _versions_export(services: Services, request: Request, doc_id: str) -> Response:
+    fmt = requests.parse_export_format(request.args)
+    return file_response(endpoints.versions_export(services, doc_id, fmt, page_url(services, request)))
+
+
+def file_response(export: Export) -> Response:
+    headers = {"Content-Disposition": export.disposition(), "X-Content-Type-Options": "nosniff"}
+    return Response(export.data, content_type=export.media_type, headers=headers)
 
 
 def _page(services: Services, request: Request) -> Response:
@@ -154,6 +219,13 @@ ROUTES: dict[str, Route] = {
     "admin_index": _admin_route("index", endpoints.admin_index),
     "admin_eval": _admin_route("eval", endpoints.admin_eval, with_body=True),
     "admin_audit": _admin_route("audit", endpoints.admin_audit),
+    "admin_watches_check": _admin_route("watches_check", endpoints.admin_watches_check),
+    "add_watch": _add_watch,
+    "watches": _get_route(endpoints.watches),
+    "remove_watch": _remove_watch,
+    "alerts": _alerts,
+    "answer_export": _answer_export,
+    "versions_export": _versions_export,
     "page": _page,
     "asset": _asset,
     "openapi": _openapi,
@@ -173,11 +245,18 @@ URL_MAP = Map(
         Rule("/corpora", methods=["GET"], endpoint="corpora"),
         Rule("/documents/<doc_id>", methods=["GET"], endpoint="document"),
         Rule("/documents/<doc_id>/versions", methods=["GET"], endpoint="versions"),
+        Rule("/documents/<doc_id>/versions/export", methods=["GET"], endpoint="versions_export"),
+        Rule("/query/<query_id>/export", methods=["GET"], endpoint="answer_export"),
+        Rule("/watches", methods=["POST"], endpoint="add_watch"),
+        Rule("/watches", methods=["GET"], endpoint="watches"),
+        Rule("/watches/<watch_id>", methods=["DELETE"], endpoint="remove_watch"),
+        Rule("/alerts", methods=["GET"], endpoint="alerts"),
         Rule("/healthz", methods=["GET"], endpoint="health"),
         Rule("/admin/prompts", methods=["GET"], endpoint="admin_prompts"),
         Rule("/admin/index", methods=["GET"], endpoint="admin_index"),
         Rule("/admin/eval", methods=["POST"], endpoint="admin_eval"),
         Rule("/admin/audit", methods=["GET"], endpoint="admin_audit"),
+        Rule("/admin/watches/check", methods=["POST"], endpoint="admin_watches_check"),
         Rule("/assets/<name>", methods=["GET"], endpoint="asset"),
         Rule("/openapi.json", methods=["GET"], endpoint="openapi"),
     ],

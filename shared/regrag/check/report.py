@@ -31,13 +31,13 @@ def _line_of(text: str | None, offset: int) -> str:
     return f"第{text.count(chr(10), 0, offset) + 1}行" if text else f"@{offset}"
 
 
-def _provision(c: dict[str, Any]) -> str:
+def provision_text(c: dict[str, Any]) -> str:
     para = f"第{int_to_chinese(c['paragraph'])}款" if c.get("paragraph") else ""
     item = f"第（{int_to_chinese(c['item'])}）项" if c.get("item") else ""
     return f"{c['article']}{para}{item}"
 
 
-def _diff(ops: list[dict[str, str]]) -> str:
+def diff_text(ops: list[dict[str, str]]) -> str:
     """[quote→law] marks the characters that differ: 处10万元以上[50→100]万元以下."""
     out = []
     for op in ops:
@@ -60,13 +60,13 @@ def format_report(report: dict[str, Any], name: str) -> str:
         lines.append(
             f"{mark} {c['status']}（{LABELS[c['status']]}） {_line_of(text, c['start'])}  {c['text']}"
             # a range or list gives one line per provision: say which
-            + (f"  →{_provision(c)}" if spans[(c["start"], c["end"])] > 1 else "")
+            + (f"  →{provision_text(c)}" if spans[(c["start"], c["end"])] > 1 else "")
         )
         if c["status"] != OK:
             lines.append(f"    {c['message']}")
         for q in c["quotes"]:
             if q.get("match") == "mismatch":
-                lines.append(f"    差异：{_diff(q['diff'])}")
+                lines.append(f"    差异：{diff_text(q['diff'])}")
         suggestion = c["evidence"].get("suggestion")
         if suggestion and c["status"] in ("wrong_title", "unknown_law"):
             lines.append(f"    相近名称：《{suggestion}》")

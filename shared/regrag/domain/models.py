@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -139,6 +140,12 @@ class DocumentMeta:
 
     def with_changes(self, **changes: Any) -> DocumentMeta:
         return replace(self, **changes)
+
+    def in_force_on(self, day: dt.date) -> bool:
+        """Whether this version is in force on `day` (effective_date ≤ day < effective_to)."""
+        start = dt.date.fromisoformat(self.effective_date) if self.effective_date else None
+        end = dt.date.fromisoformat(self.effective_to) if self.effective_to else None
+        return (start is None or start <= day) and (end is None or day < end)
 
     def effective_for(self, article: str) -> str | None:
         """The day `article` took effect: its exception's date when a clause names it, else the document's."""

@@ -27,6 +27,7 @@ from regrag.entrypoints.events import (
 from regrag.ingest import embed as embed_stage
 from regrag.ingest import ingest as ingest_stage
 from regrag.ingest import upsert as upsert_stage
+from regrag.ops.watches import watching
 from regrag.services import Services
 
 
@@ -157,5 +158,11 @@ def _upsert(services: Services, message: Message) -> upsert_stage.UpsertResult:
     if message.model != s.embedder.model_id:
         raise InvalidInput(f"vectors from model {message.model!r} cannot enter an index of {s.embedder.model_id!r}")
     return upsert_stage.upsert_chunks(
-        message, store=s.store, vectors=s.vectors, lexical=s.lexical, questions=s.question_index, staging=s.staging
+        message,
+        store=s.store,
+        vectors=s.vectors,
+        lexical=s.lexical,
+        questions=s.question_index,
+        staging=s.staging,
+        watching=watching(s),
     )

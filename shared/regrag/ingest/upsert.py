@@ -30,7 +30,7 @@ from regrag.domain import supersession
 from regrag.domain.errors import InvalidInput
 from regrag.domain.messages import ChunksEmbedded, DocumentDeleted, covers_whole, part_span
 from regrag.domain.models import SOURCE, SOURCE_SCOPE, DocumentMeta
-from regrag.ingest import versions
+from regrag.ingest import alerts, versions
 from regrag.ports import ChunkStore, LexicalIndex, PartStaging, QuestionIndex, Transactional, VectorIndex
 from regrag.text.terms import chunk_tokens
 
@@ -58,6 +58,7 @@ def upsert_chunks(
     lexical: LexicalIndex,
     questions: QuestionIndex | None = None,
     staging: PartStaging | None = None,
+    watching: alerts.Watching | None = None,
 ) -> UpsertResult:
     """Write a document's chunks, vectors and terms, link its versions, remove its obsolete chunks, and mark it
     complete: one step for a reader (see the module docstring).
@@ -65,6 +66,8 @@ def upsert_chunks(
     `questions`: the questions-answered index, whose vectors of obsolete chunks go too (None: not wired).
     `staging`: where the parts of a document sent in several messages wait for the last one (None: each part
     is written as it comes, and the document is complete with its last part).
+    `watching`: the watches to tell what the document changed, once it is stored and committed (None: no watches
+    wired): after the transaction, so that a saved question asked again reads what a user would.
     """
     meta = message.meta
     if _stale(meta, store):
@@ -77,10 +80,13 @@ def upsert_chunks(
             return UpsertResult("staged", meta.doc_id)
         message = whole
     with atomically(store):
-        result = _write(message, store, vectors, lexical, questions)
+        result, written = _write(message, store, vectors, lexical, questions)
         if parted:
             assert staging is not None
             staging.clear(meta.doc_id, meta.generation)
+    if watching is not None and written is not None:
+        linked, relinked = written
+        alerts.record_changes(watching, store, linked, message.text, relinked, parts=message.parts)
     return result
 
 
@@ -141,10 +147,12 @@ def _write(
     vectors: VectorIndex,
     lexical: LexicalIndex,
     questions: QuestionIndex | None,
-) -> UpsertResult:
+) -> tuple[UpsertResult, tuple[DocumentMeta, list[str]] | None]:
+    """The result, and what the watches need once it is committed: the document as linked and the versions
+    relinked (None when nothing was written)."""
     meta = message.meta
     if _stale(meta, store):  # checked again inside the transaction: another writer may have stored a newer one
-        return UpsertResult("stale", meta.doc_id)
+        return UpsertResult("stale", meta.doc_id), None
     meta = versions.predecessor(meta, store)
     put = store.put_part(meta, message.text, message.chunks, message.part, message.parts)
     stored = store.get_document(meta.doc_id)
@@ -178,7 +186,7 @@ def _write(
         written=len(chunks),
         removed=len(obsolete),
     )
-    return UpsertResult("upserted", meta.doc_id, len(chunks), len(obsolete))
+    return UpsertResult("upserted", meta.doc_id, len(chunks), len(obsolete)), (linked, relinked)
 
 
 def _stored_generation(meta: DocumentMeta, store: ChunkStore) -> int | None:

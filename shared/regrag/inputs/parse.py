@@ -7,7 +7,9 @@ Filters have their own module (regrag.inputs.filters) because retrieval and eval
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from regrag.domain.errors import InvalidInput
@@ -55,6 +57,28 @@ class CheckRequest:
     name: str | None = None
     data: bytes | None = None
     as_of: str | None = None
+
+
+@dataclass(frozen=True)
+class WatchRequest:
+    """POST /watches: a document (`doc_id`), one of its articles (+ `article`, as the user typed it), or a saved
+    question (`question` + `filters`); `owner`: who the alerts are for."""
+
+    doc_id: str | None = None
+    article: str | None = None
+    question: str | None = None
+    filters: Filters = field(default_factory=Filters)
+    owner: str | None = None
+
+
+@dataclass(frozen=True)
+class AlertsQuery:
+    """GET /alerts: alerts since a day or time (UTC), of one watch, at most `limit`, as JSON or Atom."""
+
+    since: str | None = None
+    watch_id: str | None = None
+    limit: int = 100
+    format: str = "json"
 
 
 @dataclass(frozen=True)
@@ -138,3 +162,56 @@ def parse_eval_request(body: Any) -> EvalRequest:
     """POST /admin/eval {questions: "<object>.jsonl", k?}."""
     body = _body(schemas.EVAL, body)
     return EvalRequest(body["questions"], body.get("k", EVAL_K))
+
+
+def parse_watch_request(body: Any) -> WatchRequest:
+    """POST /watches {doc_id, article?, owner?} or {question, filters?, owner?}."""
+    body = _body(schemas.WATCH, body)
+    doc_id, question = body.get("doc_id"), body.get("question")
+    if (doc_id is None) == (question is None):
+        raise InvalidInput("send either doc_id (with article, to watch one article) or question (with filters)")
+    if doc_id is not None and "filters" in body:
+        raise InvalidInput("filters belong to a saved question: a document watch takes doc_id and article only")
+    if question is not None and "article" in body:
+        raise InvalidInput("article belongs to a document watch: send doc_id and article, or a question")
+    owner = body.get("owner")
+    return WatchRequest(
+        doc_id=doc_id,
+        article=body.get("article"),
+        question=question.strip() if question is not None else None,
+        filters=parse_filters(body.get("filters")),
+        owner=owner.strip() if owner else None,
+    )
+
+
+def parse_alerts_query(args: Mapping[str, str]) -> AlertsQuery:
+    """GET /alerts?since=&watch_id=&limit=&format= (json | atom)."""
+    values = {k: v for k, v in args.items()}
+    schemas.check(schemas.ALERTS_QUERY, values, "query")
+    limit = int(values.get("limit", 100))
+    if not 1 <= limit <= schemas.MAX_ALERTS:
+        raise InvalidInput(f"query.limit must be a number between 1 and {schemas.MAX_ALERTS}")
+    return AlertsQuery(_since(values.get("since")), values.get("watch_id"), limit, values.get("format", "json"))
+
+
+def _since(raw: str | None) -> str | None:
+    """A day stays a day (YYYY-MM-DD compares before every time of that day); a time becomes UTC, as alerts are
+    stamped."""
+    if not raw:
+        return None
+    try:
+        if len(raw) == 10:
+            return dt.date.fromisoformat(raw).isoformat()
+        moment = dt.datetime.fromisoformat(raw.replace("Z", "+00:00").replace(" ", "T"))
+    except ValueError as exc:
+        raise InvalidInput(f"query.since={raw!r} is not a date or time (YYYY-MM-DD or ISO 8601)") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC).isoformat(timespec="seconds")
+
+
+def parse_export_format(args: Mapping[str, str], default: str = "docx") -> str:
+    """?format=docx | md."""
+    values = {k: v for k, v in args.items()}
+    schemas.check(schemas.EXPORT_QUERY, values, "query")
+    return str(values.get("format", default))

@@ -183,6 +183,50 @@ EVAL: dict[str, Any] = {
     },
 }
 
+MAX_OWNER_CHARS = 200
+WATCH_ID = {"type": "string", "pattern": r"^w[0-9a-f]{23}$", "maxLength": 24, "title": "watch id"}
+WATCH: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "What to watch: a document ({doc_id}), one of its articles ({doc_id, article}), or a saved "
+    "question ({question, filters?}). `owner` (an email, a team): who the alerts are for; it travels as an "
+    "attribute of each alert's Pub/Sub message, which a subscription can filter on.",
+    "properties": {
+        "doc_id": DOC_ID,
+        "article": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 40,
+            "description": "the article: 第三条, 第十条之一, 第3条 or 3",
+        },
+        "question": QUESTION,
+        "filters": FILTERS,
+        "owner": {"type": "string", "minLength": 1, "maxLength": MAX_OWNER_CHARS, "pattern": r"^[^\x00-\x1f]+$"},
+    },
+}
+MAX_ALERTS = 1000
+ALERTS_QUERY: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "GET /alerts query parameters",
+    "properties": {
+        "since": {
+            "type": "string",
+            "pattern": r"^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$",
+            "maxLength": 40,
+            "title": "date or time (YYYY-MM-DD or ISO 8601)",
+        },
+        "watch_id": WATCH_ID,
+        "limit": {"type": "string", "pattern": r"^[0-9]{1,4}$", "title": f"number from 1 to {MAX_ALERTS}"},
+        "format": {"type": "string", "enum": ["json", "atom"]},
+    },
+}
+EXPORT_QUERY: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"format": {"type": "string", "enum": ["docx", "md"]}},
+}
+
 MAX_CHECK_TEXT_CHARS = 2_000_000  # the body limit (REGRAG_CHECK_MAX_BYTES) and REGRAG_CHECK_MAX_CHARS bound it first
 CHECK_AS_OF = {
     **DATE,

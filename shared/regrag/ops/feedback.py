@@ -9,9 +9,13 @@ from regrag.domain.errors import NotFound
 from regrag.inputs.parse import FeedbackRequest
 from regrag.ports import FeedbackStore
 
+ANSWER_FIELDS = ("answer_zh", "title", "bullets", "citations", "notes", "abstained", "dropped_spans")
+
 
 def query_record(request_body: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
-    """What to remember about a query: the question, filters, and the articles shown and cited."""
+    """What to remember about a query: the question, filters, and the articles shown and cited; and the answer
+    as the user saw it (every bullet's span, pieces and citation with its marker, the notes, the day it is
+    about), which GET /query/{query_id}/export lays out for a memo."""
     return {
         "time": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "question": response.get("question") or request_body.get("question"),
@@ -27,6 +31,10 @@ def query_record(request_body: dict[str, Any], response: dict[str, Any]) -> dict
         ],
         "abstained": response.get("abstained"),
         "rerank_status": response.get("rerank_status"),
+        "temporal": response.get("temporal"),
+        "scope": response.get("scope"),
+        "confidence": (response.get("confidence") or {}).get("level"),
+        "answer": {k: response[k] for k in ANSWER_FIELDS if k in response},
     }
 
 

@@ -85,3 +85,24 @@ def find_cross_references(text: str) -> list[CrossReference]:
         label_end = m.end("sub") if m.group("sub") else m.end("num") + 1  # + 1: the 条 after the number
         refs.append(CrossReference(label, m.start(), m.end(), m.group("scope"), m.start("num") - 1, label_end))
     return refs
+
+
+_LOOSE_ARTICLE_RE = re.compile(
+    rf"^\s*(?:第\s*)?(?P<num>{LABEL_NUMBER})\s*(?:条)?\s*(?:之\s*(?P<sub>{LABEL_NUMBER}))?\s*$"
+)
+
+
+def canonical_article_label(raw: str) -> str | None:
+    """An article as a user types it (第3条, 3, 第三条, 第十条之一, 10之1) → the label regulations use (第三条,
+    第十条之一); None when it names no article number."""
+    import unicodedata
+
+    m = _LOOSE_ARTICLE_RE.match(unicodedata.normalize("NFKC", raw))
+    if m is None:
+        return None
+    try:
+        main = parse_numeral(m.group("num"))
+        sub = parse_numeral(m.group("sub")) if m.group("sub") else 0
+    except ValueError:
+        return None
+    return article_label(main, sub) if main > 0 else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from regrag.domain.models import Chunk
-from regrag.text.segment import index_terms
+from regrag.text.segment import index_terms, tokenize
 
 
 def chunk_tokens(chunk: Chunk) -> tuple[list[str], list[str]]:
@@ -13,3 +13,9 @@ def chunk_tokens(chunk: Chunk) -> tuple[list[str], list[str]]:
 
 def query_tokens(question: str) -> list[str]:
     return index_terms(question)
+
+
+def question_words(question: str) -> list[str]:
+    """The words of a question (jieba search mode, two characters or more, no stopwords), once each: what a saved
+    question is matched on against a newly ingested document before it is asked again."""
+    return list(dict.fromkeys(t for t in tokenize(question) if len(t) >= 2))

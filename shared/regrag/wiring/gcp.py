@@ -1,7 +1,7 @@
 """GCP mode: Cloud Storage, Pub/Sub, Vertex AI embeddings and Vector Search, Secret Manager, Gemini, Document AI.
 
 The state bucket (under REGRAG_STATE_PREFIX) holds the chunk map, failures, the lexicon, the query log and
-feedback, and the eval question files and reports (`Services.reports`).
+feedback, watches and alerts, and the eval question files and reports (`Services.reports`).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ def build_gcp_services(settings: Settings) -> Services:
     from regrag.adapters.gcp.lexicon import GcsLexicon
     from regrag.adapters.gcp.search_index import VertexLexicalIndex, VertexVectorIndex
     from regrag.adapters.gcp.staging import GcsPartStaging
+    from regrag.adapters.gcp.watches import GcsWatchStore
 
     if settings.questions_index:
         # Vector Search would need a second index or datapoints keyed by question: refused, never ignored
@@ -89,6 +90,7 @@ def build_gcp_services(settings: Settings) -> Services:
         ocr=models.build_ocr(settings),
         staging=GcsPartStaging(state, prefix),
         integrity=(store,),
+        watches=GcsWatchStore(state, prefix),
     )
 
 

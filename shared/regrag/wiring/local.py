@@ -9,6 +9,7 @@ from regrag import logs
 from regrag.config import Settings
 from regrag.domain import integrity
 from regrag.entrypoints import handlers
+from regrag.ingest.alerts import QuestionBacklog
 from regrag.query.embedding_cache import QueryEmbeddingCache
 from regrag.query.retrieve import lexical_texts
 from regrag.services import Services
@@ -25,6 +26,7 @@ def build_local_services(settings: Settings) -> Services:
     from regrag.adapters.local.lock import exclusive
     from regrag.adapters.local.search_index import SqliteLexicalIndex, SqliteQuestionIndex, SqliteVectorIndex
     from regrag.adapters.local.storage import guarded
+    from regrag.adapters.local.watches import SqliteWatchStore
 
     logs.configure(settings.log_level, log_questions=settings.log_questions)
     with guarded(settings.data_dir):
@@ -85,6 +87,8 @@ def build_local_services(settings: Settings) -> Services:
         staging=db,
         integrity=(db, vector_cache),
         writer_lock=functools.partial(exclusive, settings.data_dir),
+        watches=SqliteWatchStore(settings.data_dir / "watches.sqlite"),
+        question_backlog=QuestionBacklog(),
     )
     # Pub/Sub push subscriptions, in process: the same handlers the embed and upsert functions run
     bus.subscribe(
@@ -98,11 +102,13 @@ def build_local_services(settings: Settings) -> Services:
 
 def _databases(settings: Settings) -> list[tuple[Path, str]]:
     """The local databases, with the remedy of each when damaged: the index is rebuilt from the bucket, the
-    vector cache refills as documents are embedded again, the feedback store starts empty."""
+    vector cache refills as documents are embedded again, the feedback store starts empty, and so does the watch
+    store (its watches are lost: doctor names the file, set aside, so that they can be read back by hand)."""
     return [
         (settings.index_path, integrity.REBUILD),
         (settings.vector_cache_path, integrity.REBUILD),
         (settings.data_dir / "feedback.sqlite", integrity.REBUILD),
+        (settings.data_dir / "watches.sqlite", integrity.REBUILD),
     ]
 
 

@@ -1,5 +1,5 @@
-"""`regrag`: ingest, ask, serve, eval, corpora, prompts, feedback — every command on the same services as the
-functions.
+"""`regrag`: ingest, ask, serve, check, watch, alerts, versions, eval, corpora, prompts, feedback — every command
+on the same services as the functions.
 
 Local state lives in REGRAG_DATA_DIR (default `.regrag/` in the working directory).
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from regrag.config import ConfigError, Settings
 from regrag.domain.errors import RegragError, StorageError
-from regrag.entrypoints.cli import commands
+from regrag.entrypoints.cli import commands, watch
 from regrag.entrypoints.cli.ingest import cmd_ingest
 from regrag.entrypoints.cli.remove import cmd_delete
 from regrag.entrypoints.cli.repair import cmd_repair
@@ -42,15 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     ask = sub.add_parser("ask", help="ask a question and print the cited answer")
     ask.add_argument("question")
     ask.add_argument("--corpora", help="comma-separated corpora to search (default: all)")
-    for key in ("province", "asset", "doc_class", "regulation_level"):
-        ask.add_argument(f"--{key.replace('_', '-')}", dest=key, help="comma-separated values")
-    ask.add_argument("--as-of", dest="as_of")
-    ask.add_argument("--date-from", dest="date_from")
-    ask.add_argument("--date-to", dest="date_to")
-    ask.add_argument("--include-superseded", action="store_true")
+    filter_options(ask)
     ask.add_argument("--top-k", type=int)
     ask.add_argument("--show", type=int, default=5, help="candidates to list")
     ask.add_argument("--json", action="store_true")
+    ask.add_argument("--docx", metavar="FILE", help="also write the answer as a Word document for a memo")
+    ask.add_argument("--md", metavar="FILE", help="also write the answer as Markdown")
 
     chk = sub.add_parser(
         "check",
@@ -59,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("files", nargs="+", metavar="FILE", help=".docx, .pdf, .md or .txt (- reads standard input)")
     chk.add_argument("--as-of", dest="as_of", help="check as of this day (default: the document's date, else today)")
     chk.add_argument("--json", action="store_true", help="print the whole JSON answer")
+    chk.add_argument("--docx", metavar="OUT", help="write the report as a Word document (several files: a folder)")
+    chk.add_argument("--md", metavar="OUT", help="write the report as Markdown (several files: a folder)")
     chk.add_argument(
         "--allow-unknown",
         action="store_true",
@@ -94,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     fb_export = fb_sub.add_parser("export", help="write feedback as eval questions for a maintainer to grade")
     fb_export.add_argument("--out", help="JSON lines file (default: stdout)")
 
+    watch.add_parsers(sub, filter_options)
+
     ev = sub.add_parser(
         "eval",
         help="evaluate retrieval and answers on a question file, or the citation check on a folder of memos",
@@ -110,6 +111,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def filter_options(parser: argparse.ArgumentParser) -> None:
+    """--province … --include-superseded: the filters of a question (ask, watch add --question)."""
+    for key in ("province", "asset", "doc_class", "regulation_level"):
+        parser.add_argument(f"--{key.replace('_', '-')}", dest=key, help="comma-separated values")
+    parser.add_argument("--as-of", dest="as_of")
+    parser.add_argument("--date-from", dest="date_from")
+    parser.add_argument("--date-to", dest="date_to")
+    parser.add_argument("--include-superseded", action="store_true")
+
+
 COMMANDS: dict[str, Callable[[Services, argparse.Namespace], int]] = {
     "ingest": cmd_ingest,
     "delete": cmd_delete,
@@ -123,6 +134,9 @@ COMMANDS: dict[str, Callable[[Services, argparse.Namespace], int]] = {
     "prompts": commands.cmd_prompts,
     "audit": commands.cmd_audit,
     "feedback": commands.cmd_feedback,
+    "watch": lambda services, args: watch.cmd_watch(services, args, commands.filters_from(args)),
+    "alerts": watch.cmd_alerts,
+    "versions": watch.cmd_versions,
 }
 
 

@@ -13,10 +13,11 @@ from regrag.api import endpoints
 from regrag.api.routes import call
 from regrag.domain.errors import StorageError
 from regrag.domain.integrity import Finding
+from regrag.entrypoints.cli.watch import page_url, write_export
 from regrag.services import Services
 
 
-def _filters_from(args: argparse.Namespace) -> dict[str, Any]:
+def filters_from(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in ("province", "asset", "doc_class", "regulation_level"):
         value = getattr(args, key, None)
@@ -32,7 +33,7 @@ def _filters_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_ask(services: Services, args: argparse.Namespace) -> int:
-    body: dict[str, Any] = {"question": args.question, "filters": _filters_from(args)}
+    body: dict[str, Any] = {"question": args.question, "filters": filters_from(args)}
     if args.corpora:
         body["corpora"] = args.corpora.split(",")
     if args.top_k:
@@ -40,7 +41,14 @@ def cmd_ask(services: Services, args: argparse.Namespace) -> int:
     status, response = call(endpoints.query, services, body)
     if args.json or status != 200:
         print(json.dumps(response, ensure_ascii=False, indent=1))
-        return 0 if status == 200 else 1
+        if status != 200:
+            return 1
+    for fmt, out in (("docx", args.docx), ("md", args.md)):
+        if out:
+            export = endpoints.answer_export(services, response["query_id"], fmt, page_url(services))
+            write_export(export, out)
+    if args.json:
+        return 0
     print(response["answer_zh"])
     print()
     print(f"rerank: {response['rerank_status']}   timings: {response['timings_ms'].get('total')} ms")
@@ -72,6 +80,9 @@ def cmd_check(services: Services, args: argparse.Namespace) -> int:
             print(f"regrag check: {report['error']['message']}", file=sys.stderr)
             worst = 2
             continue
+        for fmt, out in (("docx", args.docx), ("md", args.md)):
+            if out:
+                _write_check(report, name, fmt, out, many=len(args.files) > 1, page=page_url(services))
         if args.json and len(args.files) > 1:
             print(json.dumps({"file": file, **report}, ensure_ascii=False))
         elif args.json:
@@ -80,6 +91,17 @@ def cmd_check(services: Services, args: argparse.Namespace) -> int:
             print(("\n" if i else "") + format_report(report, name))
         worst = max(worst, exit_code(report, allow_unknown=args.allow_unknown))
     return worst
+
+
+def _write_check(report: dict[str, Any], name: str, fmt: str, out: str, *, many: bool, page: str) -> None:
+    """The report as a file: OUT itself for one document, OUT/<name>.引用核验.<fmt> for each of several."""
+    from regrag.ops.exports.files import check_export
+
+    target = Path(out)
+    if many:
+        target.mkdir(parents=True, exist_ok=True)
+        target = target / f"{Path(name).stem}.引用核验.{fmt}"
+    write_export(check_export(report, name, fmt, page), str(target))
 
 
 def cmd_serve(services: Services, args: argparse.Namespace) -> int:

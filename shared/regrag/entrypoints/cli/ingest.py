@@ -8,6 +8,7 @@ holds its bytes and the index holds that version written whole: a run killed hal
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -21,6 +22,7 @@ from regrag.domain.models import DocumentMeta
 from regrag.entrypoints import handlers
 from regrag.entrypoints.cli.remove import complete_deletes, prune, writing
 from regrag.ingest.ingest import INGEST_VERSION, SIDECAR_SUFFIX, IngestResult, derive_doc_id
+from regrag.ops.watches import ask_backlog
 from regrag.services import Services
 
 SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx", ".png", ".jpg", ".jpeg", ".tif", ".tiff")
@@ -160,29 +162,34 @@ def _ingest_batch(services: Services, uploads: list[Upload], args: argparse.Name
     completed: list[DocumentMeta] = []
     pruned: list[str] = []
     not_pruned: list[str] = []
+    # saved questions are asked once after the batch, not after each document (ingest/alerts.QuestionBacklog)
+    backlog = services.question_backlog.batch() if services.question_backlog else contextlib.nullcontext()
     try:
-        completed = complete_deletes(services)
-        incomplete = set(services.store.incomplete_documents([_doc_id(up) for up in uploads if not up.problem]))
-        progress = Progress(len(uploads), "ingest")
-        for up in uploads:
-            status, result, problems = _ingest_one(services, up, force=args.force, incomplete=incomplete)
-            batch.counts[status] += 1
-            batch.chunks += result.chunks if result else 0
-            batch.failed += problems
-            if result is not None and result.doc_id and result.date_warnings:
-                batch.corrected[result.doc_id] = result.date_warnings
-            if result is not None and result.doc_id and result.metadata_warnings:
-                batch.unsure[result.doc_id] = result.metadata_warnings
-            batch.uncertain_dates += bool(result is not None and result.effective_date_uncertain)
-            if result is not None and result.doc_id and result.ocr_pages:
-                batch.scanned[result.doc_id] = result
-            progress.step(up.name)
-        if args.prune:
-            pruned, not_pruned = prune(services, uploads, args.corpus)
+        with backlog:
+            completed = complete_deletes(services)
+            incomplete = set(services.store.incomplete_documents([_doc_id(up) for up in uploads if not up.problem]))
+            progress = Progress(len(uploads), "ingest")
+            for up in uploads:
+                status, result, problems = _ingest_one(services, up, force=args.force, incomplete=incomplete)
+                batch.counts[status] += 1
+                batch.chunks += result.chunks if result else 0
+                batch.failed += problems
+                if result is not None and result.doc_id and result.date_warnings:
+                    batch.corrected[result.doc_id] = result.date_warnings
+                if result is not None and result.doc_id and result.metadata_warnings:
+                    batch.unsure[result.doc_id] = result.metadata_warnings
+                batch.uncertain_dates += bool(result is not None and result.effective_date_uncertain)
+                if result is not None and result.doc_id and result.ocr_pages:
+                    batch.scanned[result.doc_id] = result
+                progress.step(up.name)
+            if args.prune:
+                pruned, not_pruned = prune(services, uploads, args.corpus)
     except StorageError as exc:  # a full disk, a read-only folder, a damaged file: nothing more can be written
         batch.stopped = str(exc)
     prepared = time.perf_counter()
     not_prepared = _prepare_search(services) if batch.stopped is None else "the batch stopped"
+    prepared_s = time.perf_counter() - prepared
+    asked = ask_backlog(services) if batch.stopped is None else []
     summary = {
         **batch.counts,
         "chunks": batch.chunks,
@@ -198,12 +205,14 @@ def _ingest_batch(services: Services, uploads: list[Upload], args: argparse.Name
         "ocr": ocr_summary(batch.scanned),
         "seconds": round(time.perf_counter() - started, 1),
         # of which: preparing the index for search (at a million chunks, building the saved search snapshot)
-        "search_prepared_s": round(time.perf_counter() - prepared, 1),
+        "search_prepared_s": round(prepared_s, 1),
         "search_prepared": not_prepared is None,
         "dead_letters": (len(services.bus.dead_letters) - dead_before) if services.bus is not None else 0,
         # each file that failed, at which stage and why (also in failures.jsonl)
         "failures": [{k: f.get(k) for k in ("file", "key", "stage", "reason", "error")} for f in batch.failed],
         "stopped": batch.stopped,
+        # alerts the saved questions asked after the batch recorded (document and article watches: GET /alerts)
+        "question_alerts": len(asked),
         "index": _stats(services),
     }
     print(json.dumps(summary, ensure_ascii=False, indent=None if args.quiet else 1))

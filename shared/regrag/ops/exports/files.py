@@ -1,0 +1,77 @@
+"""The export files themselves: an answer, a document's versions or a check report, as .docx or Markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from regrag.domain.errors import InvalidInput, NotFound
+from regrag.domain.ids import QUERY_ID_RE
+from regrag.ops.exports.answer import answer_memo
+from regrag.ops.exports.check_report import check_memo
+from regrag.ops.exports.docx import to_docx
+from regrag.ops.exports.markdown import to_markdown
+from regrag.ops.exports.memo import Memo
+from regrag.ops.exports.versions import versions_memo
+from regrag.ops.watches import document_link
+from regrag.services import Services
+from regrag.views.documents import versions_view
+
+DOCX = "docx"
+MARKDOWN = "md"
+MEDIA_TYPES = {
+    DOCX: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    MARKDOWN: "text/markdown; charset=utf-8",
+}
+
+
+@dataclass(frozen=True)
+class Export:
+    data: bytes
+    media_type: str
+    filename: str  # ASCII, safe in any header; `title` is the Chinese one
+
+    title: str = ""
+
+    def disposition(self) -> str:
+        """attachment; filename=…; filename*=UTF-8''… (RFC 6266: browsers save it under the Chinese title)."""
+        suffix = self.filename.rsplit(".", 1)[-1]
+        wanted = f"{self.title}.{suffix}" if self.title else self.filename
+        return f"attachment; filename=\"{self.filename}\"; filename*=UTF-8''{quote(wanted, safe='')}"
+
+
+def render(memo: Memo, fmt: str, filename: str) -> Export:
+    if fmt == DOCX:
+        data = to_docx(memo)
+    elif fmt == MARKDOWN:
+        data = to_markdown(memo).encode("utf-8")
+    else:
+        raise InvalidInput(f"format {fmt!r}: docx or md")
+    return Export(data, MEDIA_TYPES[fmt], f"{filename}.{fmt}", memo.title)
+
+
+def linker(page_url: str) -> Callable[[str, str | None], str]:
+    return lambda doc_id, article: document_link(page_url, doc_id, article)
+
+
+def answer_export(services: Services, query_id: str, fmt: str, page_url: str) -> Export:
+    """GET /query/{query_id}/export: the answer as the query log kept it."""
+    if not QUERY_ID_RE.match(query_id):
+        raise InvalidInput(f"{query_id[:40]!r} is not a query id (32 hex digits, as /query returns it)")
+    record = services.feedback.get_query(query_id) if services.feedback is not None else None
+    if record is None:
+        raise NotFound(f"unknown query_id {query_id}: export an answer this service gave", code="unknown_query")
+    return render(answer_memo(record, query_id, linker(page_url)), fmt, f"regrag-answer-{query_id[:12]}")
+
+
+def versions_export(services: Services, doc_id: str, fmt: str, page_url: str) -> Export:
+    """GET /documents/{doc_id}/versions/export."""
+    view = versions_view(services.store, doc_id)
+    return render(versions_memo(view, linker(page_url)), fmt, f"regrag-versions-{doc_id}")
+
+
+def check_export(report: dict[str, Any], name: str, fmt: str, page_url: str) -> Export:
+    """POST /check?format=…, regrag check --docx / --md."""
+    return render(check_memo(report, name, linker(page_url)), fmt, "regrag-check")
