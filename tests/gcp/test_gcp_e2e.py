@@ -388,6 +388,7 @@ def test_reconcile_republishes_missing_documents_and_removes_orphans(stack, make
     assert result["republished"] == ["docs/nat-reg-0088.md"] and result["removed"] == ["nat-reg-0033"]
     assert result["statistics"]["chunks"] == 14 and result["statistics"]["terms"] > 100
     eventually(lambda: indexed(world, vector_fake, {"zj-0004": 9, "nat-reg-0088": 45}), what="the reconciled index")
+    stack.activity.wait_quiet()  # the vectors are in before the upsert marks the document complete
     again = reconcile()
     assert (again["republished"], again["removed"], again["statistics"]["chunks"]) == ([], [], 54)
     lexicon = json.loads(GcsBlobStore(world.state).read("lexicon/df.json").data)
