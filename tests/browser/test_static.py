@@ -33,7 +33,8 @@ def test_page_is_utf8_chinese_html_with_a_strict_policy(client: Any) -> None:
     html = response.get_data(as_text=True)
     assert '<html lang="zh-CN">' in html and '<meta charset="utf-8">' in html
     assert '<meta name="regrag-api" content="">' in html
-    assert '<script src="assets/app.js" defer></script>' in html and 'href="assets/style.css"' in html
+    scripts = re.findall(r'<script src="assets/([a-z]+\.js)" defer></script>', html)
+    assert scripts[:2] == ["dom.js", "app.js"] and 'href="assets/style.css"' in html  # dom.js before its users
     # No inline code, so the policy can forbid it; nothing loaded from elsewhere, so the page works offline.
     markup = re.sub(r"<!--.*?-->", "", html, flags=re.S)
     assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", markup) and not re.search(r"\son[a-z]+=", markup)
@@ -73,10 +74,11 @@ def test_filter_vocabulary_matches_the_api() -> None:
     assert all(cjk.search(label) for labels in vocab.values() for label in labels.values())
 
 
-def test_script_never_parses_api_text_as_html() -> None:
-    script = web_text("app.js")
+@pytest.mark.parametrize("name", ["dom.js", "app.js", "check.js", "watch.js"])
+def test_script_never_parses_api_text_as_html(name: str) -> None:
+    script = web_text(name)
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
-        assert sink not in script, f"app.js uses {sink}"
+        assert sink not in script, f"{name} uses {sink}"
 
 
 def test_font_stack_names_chinese_fonts_for_each_platform() -> None:

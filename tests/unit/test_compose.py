@@ -162,7 +162,8 @@ SHORT_AND_LONG = """# 某某资源费征收办法
 
 第二条 缴费单位因特殊困难不能按期缴纳资源费的，可以自收到缴纳通知单之日起7日内申请缓缴。缓缴期限最长不得超过90日。
 
-第三条 缴费单位应当按照规定的期限和标准缴纳资源费。{filler}逾期不缴纳的，由征收机关责令限期缴纳，并按日加收滞纳部分千分之二的滞纳金。
+第三条 缴费单位应当按照规定的期限和标准缴纳资源费。{filler}逾期不缴纳的，由征收机关责令限期缴纳，\
+并按日加收滞纳部分千分之二的滞纳金。
 """
 
 
@@ -172,7 +173,7 @@ def synthetic(text: str):
 
 
 def test_a_short_paragraph_is_quoted_whole_a_long_one_by_its_sentence():
-    filler = "征收机关应当在征收前公告征收的范围、标准和期限，并接受社会监督。" * 6  # the paragraph passes 200 characters
+    filler = "征收机关应当在征收前公告征收的范围、标准和期限，并接受社会监督。" * 6  # the 款 passes 200 characters
     doc = synthetic(SHORT_AND_LONG.format(filler=filler))
     answer = compose_answer(
         "因特殊困难申请缓缴资源费的，缓缴期限有多长？", cands(doc, "第二条"), Filters(), source_text=source(doc)
@@ -181,7 +182,9 @@ def test_a_short_paragraph_is_quoted_whole_a_long_one_by_its_sentence():
     # the whole 款, whichever of its two sentences fits best: the one holding the answer is the second
     assert "7日内申请缓缴" in first.span and "缓缴期限最长不得超过90日" in first.span
     assert first.span.startswith("第二条") and all(piece in doc.text for piece in first.pieces)
-    late = compose_answer("逾期不缴纳资源费的，滞纳金怎么算？", cands(doc, "第三条"), Filters(), source_text=source(doc))
+    late = compose_answer(
+        "逾期不缴纳资源费的，滞纳金怎么算？", cands(doc, "第三条"), Filters(), source_text=source(doc)
+    )
     quoted = late.bullets[0].span
     assert "千分之二的滞纳金" in quoted and "公告征收的范围" not in quoted  # a long paragraph: its sentence only
     assert quoted.startswith("第三条") and "……" in quoted

@@ -22,7 +22,16 @@ from regrag.query.fit import Fit, fit, rarity
 from regrag.query.question import Question
 from regrag.text.chunking import KIND_ARTICLE
 from regrag.text.legal import APPENDIX_RE, ARTICLE_RE, HEADING_RE
-from regrag.text.provisions import ITEM, LEAD_IN, SENTENCE, Provisions, Unit, item_label, paragraph_label, read_provisions
+from regrag.text.provisions import (
+    ITEM,
+    LEAD_IN,
+    SENTENCE,
+    Provisions,
+    Unit,
+    item_label,
+    paragraph_label,
+    read_provisions,
+)
 from regrag.text.segment import chinese_share
 
 log = logs.get("compose")

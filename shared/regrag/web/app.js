@@ -46,24 +46,7 @@ const state = {
 
 const $ = (selector) => document.querySelector(selector);
 
-/** Replaces an element's content. Strings become text nodes; nested arrays flatten; null/false are skipped. */
-function fill(el, ...children) {
-  el.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
-  return el;
-}
-
-/** Creates an element with `props` (`on<event>` props become listeners) and `children` (as in fill). */
-function h(tag, props, ...children) {
-  const el = document.createElement(tag);
-  for (const [key, value] of Object.entries(props || {})) {
-    if (value === null || value === undefined || value === false) continue;
-    if (key === 'class') el.className = value;
-    else if (key === 'dataset') Object.assign(el.dataset, value);
-    else if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
-    else el.setAttribute(key, value === true ? '' : String(value));
-  }
-  return fill(el, ...children);
-}
+// fill, h and apiBase: dom.js
 
 // --- API --------------------------------------------------------------------------------------------------
 
@@ -74,19 +57,6 @@ class ApiError extends Error {
     this.code = code;
     this.details = details || {};
   }
-}
-
-/** The API base URL: ?api= beats <meta name="regrag-api">; empty means this page's origin. */
-function resolveApiBase() {
-  const fromQuery = new URLSearchParams(window.location.search).get('api');
-  const meta = document.querySelector('meta[name="regrag-api"]');
-  const raw = (fromQuery || (meta && meta.content) || '').trim();
-  if (!raw) return '';
-  const url = new URL(raw, window.location.href);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`API 地址必须是 http(s) 网址：${raw}`);
-  }
-  return url.href.replace(/\/+$/, '');
 }
 
 async function api(path, { method = 'GET', body, signal } = {}) {
@@ -994,7 +964,7 @@ function closeArticle() {
 
 function init() {
   try {
-    state.api = resolveApiBase();
+    state.api = apiBase();
   } catch (err) {
     showError(err);
     state.corpora = null;

@@ -1,5 +1,5 @@
-// 引用核验: the citation check tab. Self-contained (its own helpers, inside one function scope) so that the
-// search page's script can change without touching it; it shares only the rule for where the API lives.
+// 引用核验: the citation check tab. Self-contained (inside one function scope) so that the search page's script
+// can change without touching it; it shares only dom.js (building elements, where the API lives).
 // Every string from the API or the document enters the page as a text node, never as HTML.
 'use strict';
 
@@ -20,29 +20,7 @@
 
   const byId = (id) => document.getElementById(id);
 
-  function el(tag, props, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(props || {})) {
-      if (value === null || value === undefined || value === false) continue;
-      if (key === 'class') node.className = value;
-      else if (key === 'dataset') Object.assign(node.dataset, value);
-      else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
-      else node.setAttribute(key, value === true ? '' : String(value));
-    }
-    node.append(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
-    return node;
-  }
-
-  /** The API base: ?api= beats <meta name="regrag-api">; empty is this page's origin (as app.js reads it). */
-  function apiBase() {
-    const fromQuery = new URLSearchParams(window.location.search).get('api');
-    const meta = document.querySelector('meta[name="regrag-api"]');
-    const raw = (fromQuery || (meta && meta.content) || '').trim();
-    if (!raw) return '';
-    const url = new URL(raw, window.location.href);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`API 地址必须是 http(s) 网址：${raw}`);
-    return url.href.replace(/\/+$/, '');
-  }
+  const el = h; // dom.js (so is apiBase)
 
   // --- tabs ----------------------------------------------------------------------------------------------
 

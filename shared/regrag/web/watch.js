@@ -18,29 +18,7 @@
   const watched = new Map(); // "doc|article" (article '' for a whole document) → watch_id
   let watchesLoaded = null; // Promise of the first GET /watches
 
-  function el(tag, props, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(props || {})) {
-      if (value === null || value === undefined || value === false) continue;
-      if (key === 'class') node.className = value;
-      else if (key === 'dataset') Object.assign(node.dataset, value);
-      else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
-      else node.setAttribute(key, value === true ? '' : String(value));
-    }
-    node.append(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
-    return node;
-  }
-
-  /** The API base: ?api= beats <meta name="regrag-api">; empty is this page's origin (as app.js reads it). */
-  function apiBase() {
-    const fromQuery = new URLSearchParams(window.location.search).get('api');
-    const meta = document.querySelector('meta[name="regrag-api"]');
-    const raw = (fromQuery || (meta && meta.content) || '').trim();
-    if (!raw) return '';
-    const url = new URL(raw, window.location.href);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`API 地址必须是 http(s) 网址：${raw}`);
-    return url.href.replace(/\/+$/, '');
-  }
+  const el = h; // dom.js (so is apiBase)
 
   async function call(path, { method = 'GET', body } = {}) {
     let response;
@@ -226,8 +204,10 @@
   function describe(w) {
     if (w.kind === 'question') return `“${w.question}”`;
     const following = w.following || {};
-    const now = following.doc_id && (following.doc_id !== w.doc_id || following.article !== w.article)
-      ? `（现为 ${following.doc_id}${following.article ? ` ${following.article}` : ''}）` : '';
+    // where the watch follows now, in words a reader knows (a document id means nothing to them)
+    const moved = following.doc_id && following.doc_id !== w.doc_id;
+    const renumbered = following.article && following.article !== w.article;
+    const now = moved ? `（现为新版本${following.article || ''}）` : renumbered ? `（现为${following.article}）` : '';
     return `《${w.title}》${w.article || ''}${now}`;
   }
 
