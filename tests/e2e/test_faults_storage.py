@@ -260,6 +260,28 @@ def _checkpoint(data: Path) -> None:
     con.close()
 
 
+def test_a_damaged_watch_store_is_named_set_aside_and_started_empty(tmp_path, built, clean):
+    """Watches cannot be rebuilt from the bucket: doctor says the store starts empty, repair keeps the damaged
+    file beside the new one, and watching works again at once."""
+    data = copy_of(built, tmp_path)
+    added = regrag(data, "watch", "add", "nat-law-0058", "--article", "3", "--json")
+    assert added.returncode == 0, added.stdout + added.stderr
+    store = data / "watches.sqlite"
+    for side in ("-wal", "-shm"):
+        (data / f"watches.sqlite{side}").unlink(missing_ok=True)
+    store.write_bytes(b"\x00" * 100 + store.read_bytes()[100:])  # the SQLite header is gone
+    checked = doctor(data)
+    assert checked.returncode == 1 and "watches.sqlite is damaged" in checked.stdout
+    assert "starts an empty store" in checked.stdout
+    repaired = regrag(data, "repair")
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    [kept] = [p for p in data.iterdir() if p.name.startswith("watches.sqlite.damaged-")]
+    assert kept.stat().st_size > 0
+    listed = regrag(data, "watch", "list", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout) == []
+    assert_whole(data, clean)
+
+
 def test_a_damaged_vector_in_the_index_is_named_and_repaired(tmp_path, built, clean):
     data = copy_of(built, tmp_path)
     _checkpoint(data)

@@ -100,15 +100,19 @@ def build_local_services(settings: Settings) -> Services:
     return services
 
 
-def _databases(settings: Settings) -> list[tuple[Path, str]]:
-    """The local databases, with the remedy of each when damaged: the index is rebuilt from the bucket, the
-    vector cache refills as documents are embedded again, the feedback store starts empty, and so does the watch
-    store (its watches are lost: doctor names the file, set aside, so that they can be read back by hand)."""
+def _databases(settings: Settings) -> list[tuple[Path, str, str]]:
+    """The local databases, with the remedy of each when damaged and what `regrag repair` tells the operator: the
+    index is rebuilt from the bucket, the vector cache refills as documents are embedded again, the feedback and
+    watch stores start empty (the damaged file is kept beside the new one)."""
+    from regrag.adapters.local.index_file import INDEX_REPAIR
+    from regrag.adapters.local.storage import START_EMPTY
+    from regrag.adapters.local.vector_cache import CACHE_REPAIR
+
     return [
-        (settings.index_path, integrity.REBUILD),
-        (settings.vector_cache_path, integrity.REBUILD),
-        (settings.data_dir / "feedback.sqlite", integrity.REBUILD),
-        (settings.data_dir / "watches.sqlite", integrity.REBUILD),
+        (settings.index_path, integrity.REBUILD, INDEX_REPAIR),
+        (settings.vector_cache_path, integrity.REBUILD, CACHE_REPAIR),
+        (settings.data_dir / "feedback.sqlite", integrity.REBUILD, START_EMPTY),
+        (settings.data_dir / "watches.sqlite", integrity.REBUILD, START_EMPTY),
     ]
 
 
@@ -116,8 +120,8 @@ def file_problems(settings: Settings) -> list[integrity.Finding]:
     from regrag.adapters.local import files
 
     findings = []
-    for path, remedy in _databases(settings):
-        problem = files.problem(path)
+    for path, remedy, hint in _databases(settings):
+        problem = files.problem(path, hint)
         if problem is not None:
             fixable = remedy if problem.kind == "damaged" else integrity.NONE
             findings.append(integrity.Finding("damaged_file", str(path), str(problem), fixable))
@@ -128,8 +132,8 @@ def set_aside_damaged(settings: Settings) -> list[str]:
     from regrag.adapters.local import files
 
     moved = []
-    for path, _ in _databases(settings):
-        problem = files.problem(path)
+    for path, _, hint in _databases(settings):
+        problem = files.problem(path, hint)
         if problem is not None and problem.kind == "damaged":
             moved.append(f"{path} → {files.set_aside(path).name}")
     return moved

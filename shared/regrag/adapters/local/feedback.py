@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from regrag.adapters.local import storage
 from regrag.adapters.local.sqlite_db import ConnectionPool
 
 _SCHEMA = """
@@ -19,7 +20,7 @@ CREATE INDEX IF NOT EXISTS feedback_query ON feedback(query_id);
 class SqliteFeedbackStore:
     def __init__(self, path: Path | str) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._pool = ConnectionPool(path)
+        self._pool = ConnectionPool(path, storage.START_EMPTY)
         self._pool.get().executescript(_SCHEMA)
 
     def log_query(self, query_id: str, record: dict[str, Any]) -> None:

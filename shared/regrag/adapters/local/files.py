@@ -21,12 +21,13 @@ from regrag.domain.errors import StorageError
 _SIDE_FILES = ("-wal", "-shm")
 
 
-def problem(path: Path) -> StorageError | None:
-    """Why the SQLite file at `path` cannot be used (None when it is absent or passes SQLite's quick check)."""
+def problem(path: Path, hint: str = storage.REPAIR) -> StorageError | None:
+    """Why the SQLite file at `path` cannot be used (None when it is absent or passes SQLite's quick check); `hint`
+    says what `regrag repair` does about it."""
     if not path.exists():
         return None
     try:
-        con = sqlite_db.connect(path)
+        con = sqlite_db.connect(path, hint)
         try:
             rows = [r[0] for r in con.execute("PRAGMA quick_check(5)").fetchall()]
         finally:
@@ -34,7 +35,7 @@ def problem(path: Path) -> StorageError | None:
     except StorageError as exc:
         return exc
     if rows != ["ok"]:
-        return storage.damaged(path, "SQLite's quick check: " + "; ".join(rows[:3]))
+        return storage.damaged(path, "SQLite's quick check: " + "; ".join(rows[:3]), hint)
     return None
 
 

@@ -25,6 +25,9 @@ _SQLITE_READ_ONLY = ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLIT
 _SQLITE_DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
 _SQLITE_BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED")
 REPAIR = "run `regrag repair` (it sets the file aside and rebuilds what it held)"
+# what cannot be rebuilt from the bucket (the query log and feedback, watches and alerts) starts empty: the damaged
+# file is kept beside it, for whatever SQLite's recovery tools can still read
+START_EMPTY = "run `regrag repair` (it sets the file aside, kept beside the new one, and starts an empty store)"
 
 
 def full(path: Path | str, reason: str) -> StorageError:

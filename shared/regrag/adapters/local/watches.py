@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from regrag.adapters.local import storage
 from regrag.adapters.local.sqlite_db import ConnectionPool
 from regrag.domain.watches import QUESTION, Alert, Baseline, SavedQuestion, Watch
 
@@ -32,7 +33,7 @@ CREATE INDEX IF NOT EXISTS alert_watch ON alert(watch_id, created);
 class SqliteWatchStore:
     def __init__(self, path: Path | str) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._pool = ConnectionPool(path)
+        self._pool = ConnectionPool(path, storage.START_EMPTY)
         self._pool.get().executescript(_SCHEMA)
 
     def put_watch(self, watch: Watch) -> bool:
