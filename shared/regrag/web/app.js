@@ -50,46 +50,8 @@ const $ = (selector) => document.querySelector(selector);
 
 // --- API --------------------------------------------------------------------------------------------------
 
-class ApiError extends Error {
-  constructor(status, code, message, details) {
-    super(message);
-    this.status = status; // 0: no HTTP response at all
-    this.code = code;
-    this.details = details || {};
-  }
-}
+// ApiError and api: dom.js
 
-async function api(path, { method = 'GET', body, signal } = {}) {
-  const where = state.api || window.location.origin;
-  let response;
-  try {
-    response = await fetch(state.api + path, {
-      method,
-      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal,
-    });
-  } catch (err) {
-    if (err.name === 'AbortError') throw err;
-    throw new ApiError(0, 'network', `无法连接服务器 ${where}（${err.message}）。请检查网络或服务是否在运行。`);
-  }
-  const raw = await response.text();
-  let data = null;
-  try {
-    data = raw ? JSON.parse(raw) : null;
-  } catch {
-    data = null; // a proxy's HTML error page, say: reported below with the HTTP status
-  }
-  if (!response.ok) {
-    const error = (data && data.error) || {};
-    const message = error.message || `${response.status} ${response.statusText || ''}`.trim();
-    throw new ApiError(response.status, error.code || 'http_error', message, error);
-  }
-  if (data === null || typeof data !== 'object') {
-    throw new ApiError(response.status, 'bad_response', `服务器 ${where} 返回的内容不是 JSON。`);
-  }
-  return data;
-}
 
 /** A message for the error box that is not a failure of the page (an empty question, a cancelled search). */
 function notice(title, message) {

@@ -1,5 +1,5 @@
 // What every script of the page shares (app.js, check.js, watch.js; loaded before them): building elements
-// without HTML, and where the API lives. Every string enters the page as a text node or an attribute value,
+// without HTML, where the API lives and how it is called. Every string enters the page as a text node or an attribute value,
 // never as HTML, so a regulation's text (or a hostile API) cannot inject markup.
 'use strict';
 
@@ -33,4 +33,47 @@ function apiBase() {
     throw new Error(`API 地址必须是 http(s) 网址：${raw}`);
   }
   return url.href.replace(/\/+$/, '');
+}
+
+class ApiError extends Error {
+  constructor(status, code, message, details) {
+    super(message);
+    this.status = status; // 0: no HTTP response at all
+    this.code = code;
+    this.details = details || {};
+  }
+}
+
+/** One call to the API: its JSON answer, or an ApiError (status 0 when no HTTP response came at all). */
+async function api(path, { method = 'GET', body, signal } = {}) {
+  const base = apiBase();
+  const where = base || window.location.origin;
+  let response;
+  try {
+    response = await fetch(base + path, {
+      method,
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+  } catch (err) {
+    if (err.name === 'AbortError') throw err;
+    throw new ApiError(0, 'network', `无法连接服务器 ${where}（${err.message}）。请检查网络或服务是否在运行。`);
+  }
+  const raw = await response.text();
+  let data = null;
+  try {
+    data = raw ? JSON.parse(raw) : null;
+  } catch {
+    data = null; // a proxy's HTML error page, say: reported below with the HTTP status
+  }
+  if (!response.ok) {
+    const error = (data && data.error) || {};
+    const message = error.message || `${response.status} ${response.statusText || ''}`.trim();
+    throw new ApiError(response.status, error.code || 'http_error', message, error);
+  }
+  if (data === null || typeof data !== 'object') {
+    throw new ApiError(response.status, 'bad_response', `服务器 ${where} 返回的内容不是 JSON。`);
+  }
+  return data;
 }

@@ -18,31 +18,7 @@
   const watched = new Map(); // "doc|article" (article '' for a whole document) → watch_id
   let watchesLoaded = null; // Promise of the first GET /watches
 
-  const el = h; // dom.js (so is apiBase)
-
-  async function call(path, { method = 'GET', body } = {}) {
-    let response;
-    try {
-      response = await fetch(`${apiBase()}${path}`, {
-        method,
-        headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (err) {
-      throw new Error(`无法连接服务器（${err.message}）`);
-    }
-    let data = null;
-    try {
-      data = await response.json();
-    } catch {
-      data = null;
-    }
-    if (!response.ok) {
-      const error = (data && data.error) || {};
-      throw Object.assign(new Error(error.message || `HTTP ${response.status}`), { status: response.status });
-    }
-    return data;
-  }
+  const el = h; // dom.js (so are apiBase and api)
 
   /** The file behind an export address, saved under the name the server gives (RFC 6266 filename*). */
   async function download(path, button) {
@@ -96,7 +72,7 @@
   const key = (docId, article) => `${docId}|${article || ''}`;
 
   function loadWatches() {
-    watchesLoaded = call('/watches').then((data) => {
+    watchesLoaded = api('/watches').then((data) => {
       watched.clear();
       for (const w of data.watches || []) {
         if (w.kind === 'question') continue;
@@ -120,7 +96,7 @@
     button.addEventListener('click', async () => {
       button.disabled = true;
       try {
-        const made = await call('/watches', { method: 'POST', body });
+        const made = await api('/watches', { method: 'POST', body });
         if (body.doc_id) watched.set(key(body.doc_id, made.watch.article), made.watch_id);
         done(made.watch_id);
         announce(made.created ? `已关注：${title}` : `此前已关注：${title}`);
@@ -216,7 +192,7 @@
     const alertsBox = byId('alert-list');
     byId('watch-status').textContent = '正在加载…';
     try {
-      const [watches, alerts] = await Promise.all([loadWatches(), call('/alerts?limit=200')]);
+      const [watches, alerts] = await Promise.all([loadWatches(), api('/alerts?limit=200')]);
       list.replaceChildren(...watches.map((w) => el('li', { class: 'watch-item', dataset: { watchId: w.watch_id } },
         el('span', { class: 'badge' }, KIND[w.kind] || w.kind),
         el('span', { class: 'watch-what' }, describe(w)),
@@ -253,7 +229,7 @@
   async function unwatch(w, button) {
     button.disabled = true;
     try {
-      await call(`/watches/${encodeURIComponent(w.watch_id)}`, { method: 'DELETE' });
+      await api(`/watches/${encodeURIComponent(w.watch_id)}`, { method: 'DELETE' });
       announce(`已取消关注：${describe(w)}`);
       await showWatches();
     } catch (err) {
