@@ -240,6 +240,10 @@ class Document:
     header_lines: tuple[str, ...] = ()
 
 
+# the list filters: each allows values of the document metadata field of the same name
+LIST_FILTERS = ("province", "asset", "doc_class", "regulation_level", "corpus", "doc_id")
+
+
 @dataclass(frozen=True)
 class Filters:
     """Metadata filters, applied inside the index search (before top-k), never after it.

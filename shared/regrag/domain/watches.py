@@ -15,7 +15,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from regrag.domain.models import DocumentMeta, Filters
+from regrag.domain.models import LIST_FILTERS, DocumentMeta, Filters
 
 # what a watch follows
 DOCUMENT = "document"
@@ -273,17 +273,9 @@ def could_cite(filters: Filters, meta: DocumentMeta, today: dt.date) -> bool:
     """Whether a question asked with `filters` could quote `meta`: its metadata passes every list filter and
     the date bounds, and it is in force on the day asked (today unless `as_of`) or superseded versions are
     included. The same rule as the indexes' restricts, read on one document's metadata, as a cheap pre-check."""
-    lists = {
-        "province": meta.province,
-        "asset": meta.asset,
-        "doc_class": meta.doc_class,
-        "regulation_level": meta.regulation_level,
-        "corpus": meta.corpus,
-        "doc_id": meta.doc_id,
-    }
-    for name, value in lists.items():
+    for name in LIST_FILTERS:
         allowed = getattr(filters, name)
-        if allowed and value not in allowed:
+        if allowed and getattr(meta, name) not in allowed:
             return False
     effective = meta.effective_date or ""
     if filters.date_from and effective and effective < filters.date_from:

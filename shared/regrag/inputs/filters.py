@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 from regrag.domain.errors import InvalidInput
-from regrag.domain.models import Filters
+from regrag.domain.models import LIST_FILTERS, Filters
 from regrag.inputs import schemas
 from regrag.inputs.schemas import ASSETS, DOC_CLASSES, LEVELS, PROVINCE_CODES
 
@@ -18,7 +18,6 @@ _VOCAB: dict[str, tuple[str, ...]] = {
     "doc_class": DOC_CLASSES,
     "regulation_level": LEVELS,
 }
-_LISTS = ("province", "asset", "doc_class", "regulation_level", "corpus", "doc_id")
 _DATES = ("date_from", "date_to", "as_of")
 
 
@@ -41,7 +40,7 @@ def parse_filters(raw: Any) -> Filters:
         name = schemas.FILTER_ALIASES.get(key, key)
         if value is None or value == "" or value == []:
             continue
-        if name in _LISTS:
+        if name in LIST_FILTERS:
             items = _as_list(key, value)
             if name in _VOCAB:
                 items = [v.lower() for v in items]

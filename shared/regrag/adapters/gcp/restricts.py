@@ -70,15 +70,7 @@ def _token(namespace: str, value: str) -> str:
 
 def datapoint_restricts(meta: DocumentMeta) -> DatapointRestricts:
     """The restricts of every chunk of a document version, from its (linked) metadata."""
-    values = {
-        "province": meta.province,
-        "asset": meta.asset,
-        "doc_class": meta.doc_class,
-        "regulation_level": meta.regulation_level,
-        "corpus": meta.corpus,
-        "doc_id": meta.doc_id,
-    }
-    tokens = {TOKEN_NAMESPACES[k]: _token(TOKEN_NAMESPACES[k], v) for k, v in values.items()}
+    tokens = {space: _token(space, getattr(meta, name)) for name, space in TOKEN_NAMESPACES.items()}
     numbers = {
         EFFECTIVE: date_int(meta.effective_date) or 0,
         EFFECTIVE_TO: date_int(meta.effective_to) or OPEN_END,
