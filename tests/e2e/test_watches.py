@@ -347,3 +347,25 @@ def test_regrag_ingest_asks_each_saved_question_once_after_its_batch(tmp_path, m
     assert main(["alerts", "--json"]) == 0
     kinds = sorted(a["kind"] for a in json.loads(capsys.readouterr().out)["alerts"])
     assert kinds == ["article_changed", "question_changed"]
+
+
+def test_a_watch_left_behind_by_a_killed_upsert_is_named_by_doctor_and_told_by_the_check(services, client, monkeypatch):
+    """The upsert stage tells watches after the document's transaction commits: a process killed in between
+    stores the new version and tells nobody. Doctor says so; the check of every watch tells it once."""
+    from regrag.ops.doctor import run_checks
+
+    ingest_sample(services, [OZONE_2018])
+    made = watch(client, {"doc_id": OZONE_2018, "article": "第二条"})
+    [before] = [c for c in run_checks(services) if c.name == "watches"]
+    assert before.ok and before.warnings == () and "1 watches, 1 up to date" in before.detail
+    with monkeypatch.context() as killed:
+        killed.setattr(upsert_stage.alerts, "record_changes", lambda *args, **kwargs: [])  # dies right after commit
+        ingest_sample(services, [OZONE_2023])
+    assert alerts(client) == []
+    [behind] = [c for c in run_checks(services) if c.name == "watches"]
+    assert behind.ok and "0 up to date" in behind.detail  # a warning: nothing is lost, the check catches up
+    assert behind.warnings and made["watch_id"] in behind.warnings[0] and "regrag watch check" in behind.warnings[0]
+    assert watch_stage.check_all(services).alerts == 1
+    assert [a["kind"] for a in alerts(client)] == ["article_changed"]
+    [after] = [c for c in run_checks(services) if c.name == "watches"]
+    assert after.warnings == ()

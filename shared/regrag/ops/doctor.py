@@ -37,6 +37,8 @@ from regrag.domain.errors import StorageError
 from regrag.domain.integrity import Finding
 from regrag.domain.models import Chunk, DocumentMeta, Filters
 from regrag.domain.results import Candidate
+from regrag.domain.watches import QUESTION
+from regrag.ingest import alerts
 from regrag.ingest.ingest import derive_doc_id
 from regrag.ingest.reconcile import is_document_object
 from regrag.ports import IntegrityCheck, Versioned
@@ -81,6 +83,8 @@ def run_checks(services: Services, today: date | None = None) -> list[Check]:
     checks = [_timed("embedding model", lambda: (_embedding(services), ()))]
     checks.append(_timed("vector index", lambda: (_vector_index(services), ())))
     checks += integrity
+    if services.watches is not None:
+        checks.append(_timed("watches", lambda: _watches_behind(services)))
     configured = settings.gemini_on_vertex or settings.gemini_api_key or settings.gemini_key_ref
     if not settings.rerank:
         checks.append(Check("Gemini (rerank)", True, "rerank is off (RERANK=false): not called", 0.0))
@@ -98,6 +102,25 @@ def _timed(name: str, check: Callable[[], tuple[str, tuple[str, ...]]]) -> Check
     except Exception as exc:  # noqa: BLE001 - every failure is a finding to print, not a crash
         detail, warnings, ok = f"{type(exc).__name__}: {exc}", (), False
     return Check(name, ok, detail, (time.perf_counter() - started) * 1000, warnings)
+
+
+def _watches_behind(services: Services) -> tuple[str, tuple[str, ...]]:
+    """Document and article watches not told of a change the index holds: the upsert stage tells them after the
+    document's transaction commits, so a process killed in between leaves them behind (nothing is lost: the
+    check of every watch compares them again). Saved questions are not asked again here (that needs the model)."""
+    assert services.watches is not None
+    watches = services.watches.list_watches()
+    texts = alerts.VersionTexts(services.store)
+    behind = [
+        w.watch_id
+        for w in watches
+        if w.kind != QUESTION and alerts.compare_version(w, services.store, texts)[0] is not None
+    ]
+    detail = f"{len(watches)} watches, {len(watches) - len(behind)} up to date with the index"
+    if not behind:
+        return detail, ()
+    named = ", ".join(behind[:5]) + (" …" if len(behind) > 5 else "")
+    return detail, (f"{len(behind)} not yet told of a change the index holds ({named}): run `regrag watch check`",)
 
 
 def _embedding(services: Services) -> str:
