@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from regrag.query.question import Question
 from regrag.text.figures import figure_in_units, figure_values, states_figure
+from regrag.text.relations import title_key
 
 # each thing the question asks for that the unit holds adds this to its distinctive coverage (a share, 0–1):
 # one such match outweighs half the question's key terms (chosen on the dev sets: bench/README.md)
@@ -41,10 +42,19 @@ class Fit:
         return self.coverage + ASKED_WEIGHT * len(self.asked)
 
 
-def rarity(q: Question, texts: Sequence[str]) -> dict[str, float]:
-    """Each key term's weight within one article: idf over its units (log((N + 1) / (n + 0.5)))."""
+def rarity(q: Question, texts: Sequence[str], title: str = "") -> dict[str, float]:
+    """Each key term's weight within one article: idf over its units (log((N + 1) / (n + 0.5))).
+
+    When the question names the act quoted from (也归可再生能源法管吗, in 中华人民共和国可再生能源法), the words of that
+    name weigh nothing: they say which law, not which of its units answers (the definition of 可再生能源 would
+    otherwise outweigh the 款 on 直接燃烧秸秆 asked about)."""
     n = len(texts)
-    return {k.term: math.log((n + 1) / (sum(k.term in t for t in texts) + 0.5)) for k in q.keywords}
+    named = title_key(title)
+    named = named if named and named in q.text else ""
+    return {
+        k.term: 0.0 if named and k.term in named else math.log((n + 1) / (sum(k.term in t for t in texts) + 0.5))
+        for k in q.keywords
+    }
 
 
 def fit(q: Question, text: str, context: str, rare: dict[str, float], *, lead_in: bool = False) -> Fit:

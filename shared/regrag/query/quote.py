@@ -19,6 +19,7 @@ from regrag import logs
 from regrag.domain.results import ELLIPSIS, Bullet, Candidate
 from regrag.query.citations import citation_for
 from regrag.query.fit import Fit, fit, rarity
+from regrag.query.order import first_quote
 from regrag.query.question import Question
 from regrag.text.chunking import KIND_ARTICLE
 from regrag.text.legal import APPENDIX_RE, ARTICLE_RE, HEADING_RE
@@ -92,7 +93,7 @@ def quote(
     """Up to `max_bullets` verbatim quotes, one per candidate, from the first `top_n` that clear the quote floor."""
     quotable = [c for c in ranked[: config.top_n] if c.features.coverage >= config.quote_floor]
     texts: dict[str, str | None] = {}
-    found: list[tuple[Bullet, Fit]] = []
+    found: list[tuple[Bullet, Candidate, Fit]] = []
     dropped = foreign = 0
     for cand in quotable:
         doc_id = cand.chunk.doc_id
@@ -117,9 +118,9 @@ def quote(
             dropped += 1
             _log_dropped(cand)
             continue
-        found.append((bullet, choice.fit))
-    kept = found[: config.max_bullets]
-    return Quotes(tuple(b for b, _ in kept), dropped, foreign, tuple(f for _, f in kept))
+        found.append((bullet, cand, choice.fit))
+    kept = first_quote(q, found)[: config.max_bullets]
+    return Quotes(tuple(b for b, _, _ in kept), dropped, foreign, tuple(f for _, _, f in kept))
 
 
 def _log_dropped(cand: Candidate) -> None:
@@ -143,7 +144,7 @@ def choose(q: Question, cand: Candidate, stored: str) -> _Choice | None:
     eligible = [i for i, u in enumerate(units) if u.start + start < chunk.end and u.end + start > chunk.start]
     if not eligible:
         return None
-    rare = rarity(q, [_shown(prov, i) for i in range(len(units))])
+    rare = rarity(q, [_shown(prov, i) for i in range(len(units))], chunk.meta.title)
     fits = {i: fit(q, prov.span(i), _context(prov, i), rare, lead_in=units[i].kind == LEAD_IN) for i in eligible}
     best = max(eligible, key=lambda i: (fits[i].score, -i))
     chosen = _with_context(prov, best, fits, q, rare)

@@ -1,0 +1,111 @@
+"""Which quote is read first (query/order.py) and which unit of an act named by the question is quoted
+(query/fit.py `rarity`): synthetic acts, so that each rule is the only thing that decides."""
+
+import json
+
+from regrag.domain.models import Filters
+from regrag.domain.results import Candidate
+from regrag.ingest.ingest import build_document
+from regrag.ports import Blob
+
+from conftest import compose_answer
+
+ASSESSMENT = """# 某某建设项目评估条例
+
+第一条 为了规范建设项目的评估，制定本条例。
+
+第九条 技术机构对建设项目进行技术评估，不得向建设单位收取任何费用。
+
+第十条 技术机构收取评估费用的标准，由主管部门公布。
+
+第十一条 技术机构应当公开其评估费用的收取情况。
+
+第二十四条 违反本条例规定，技术机构向建设单位收取费用的，由主管部门责令退还所收费用，处所收费用1倍以上3倍以下的罚款。
+"""
+
+NATIONAL_LAND = """# 某某土地管理法
+
+第四十四条 建设占用土地，涉及农用地转为建设用地的，应当办理农用地转用审批手续，由市、县人民政府批准。
+"""
+
+PROVINCE_LAND = """# 广东省某某土地条例
+
+第二十五条 建设占用未利用地的，应当办理未利用地转用审批手续，由地级以上市人民政府批准。
+
+第二十六条 建设占用未利用地的，应当依法办理转用审批手续。
+"""
+
+RENEWABLE = """# 中华人民共和国某某能源法
+
+第二条 本法所称某某能源，是指风能、太阳能、水能、生物质能等非化石能源。
+
+通过低效率炉灶直接燃烧方式利用秸秆、薪柴的，不适用本法。
+"""
+
+
+def act(doc_id: str, text: str, province: str = "national"):
+    sidecar = json.dumps({"doc_id": doc_id, "effective_date": "2020-01-01", "province": province}).encode()
+    return build_document(f"docs/{doc_id}.md", Blob(f"docs/{doc_id}.md", text.encode(), 3), Blob("m", sidecar, 1), 800)
+
+
+def ranked(*pairs):
+    """Candidates in the order given: (document, article label)."""
+    out = []
+    for i, (doc, label) in enumerate(pairs):
+        chunk = next(c for c in doc.chunks if c.article == label)
+        out.append(Candidate(chunk, 1.0 / (i + 1)))
+    return out
+
+
+def texts(*docs):
+    by_id = {d.meta.doc_id: d.text for d in docs}
+    return lambda doc_id: by_id.get(doc_id)
+
+
+def firsts(answer):
+    return [(b.citation.doc_id, b.citation.article) for b in answer.bullets]
+
+
+def test_a_penalty_asked_puts_the_penalty_article_before_the_duty_it_enforces():
+    doc = act("syn-assess", ASSESSMENT)
+    cands = ranked((doc, "第九条"), (doc, "第二十四条"))
+    asked = compose_answer("技术机构向建设单位收了评估费，会受到什么处罚？", cands, source_text=texts(doc))
+    assert firsts(asked) == [("syn-assess", "第二十四条"), ("syn-assess", "第九条")]
+    assert "责令退还所收费用" in asked.bullets[0].span
+    # asked what the rule is, not what it costs: the ranking's order stands
+    duty = compose_answer("技术机构可以向建设单位收取评估费用吗？", cands, source_text=texts(doc))
+    assert firsts(duty) == [("syn-assess", "第九条"), ("syn-assess", "第二十四条")]
+
+
+def test_only_the_first_quotes_are_reordered():
+    doc = act("syn-assess", ASSESSMENT)
+    # the penalty article ranked fourth: beyond the quotes that may move (the ranking knows better there)
+    cands = ranked((doc, "第九条"), (doc, "第十条"), (doc, "第十一条"), (doc, "第二十四条"))
+    answer = compose_answer("技术机构收取评估费用会受到什么处罚？", cands, source_text=texts(doc), top_n=4)
+    assert firsts(answer) == [("syn-assess", a) for a in ("第九条", "第十条", "第十一条", "第二十四条")]
+
+
+def test_in_a_province_its_own_rule_goes_before_the_national_one_when_it_holds_as_much():
+    national, local = act("syn-land", NATIONAL_LAND), act("syn-gd-land", PROVINCE_LAND, "gd")
+    cands = ranked((national, "第四十四条"), (local, "第二十五条"))
+    question = "建设项目占用未利用地，转用审批由哪一级政府批准？"
+    for filters, text in ((Filters(province=("gd", "national")), question), (Filters(), "在广东，" + question)):
+        answer = compose_answer(text, cands, filters, source_text=texts(national, local))
+        assert firsts(answer)[0] == ("syn-gd-land", "第二十五条"), text
+    # no province in question or filters: the national rule stays first
+    plain = compose_answer(question, cands, source_text=texts(national, local))
+    assert firsts(plain)[0] == ("syn-land", "第四十四条")
+    # the province's article holds no authority where the national one names it: not moved
+    weaker = ranked((national, "第四十四条"), (local, "第二十六条"))
+    kept = compose_answer("在广东，" + question, weaker, source_text=texts(national, local))
+    assert firsts(kept)[0] == ("syn-land", "第四十四条")
+
+
+def test_the_words_naming_the_act_do_not_choose_its_unit():
+    doc = act("syn-energy", RENEWABLE)
+    cands = ranked((doc, "第二条"))
+    named = compose_answer("农村用土灶直接烧秸秆做饭，也归某某能源法管吗？", cands, source_text=texts(doc))
+    assert "直接燃烧方式利用秸秆" in named.bullets[0].span and "是指风能" not in named.bullets[0].span
+    # not named: 某某能源 is a word of the question like any other and the definition fits it
+    unnamed = compose_answer("某某能源包括哪些能源？", cands, source_text=texts(doc))
+    assert "是指风能" in unnamed.bullets[0].span
