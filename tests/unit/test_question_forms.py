@@ -1,10 +1,16 @@
 """The question-form ranking: the kind of provision a question asks for moves that kind up, nothing else."""
 
+import re
+
+import pytest
+
 from regrag.domain.models import Chunk, DocumentMeta, Filters
 from regrag.domain.results import Candidate
-from regrag.query.forms import asked_forms
+from regrag.query.forms import SOURCES, asked_forms, forms, wordings
 from regrag.query.question import analyse
 from regrag.query.score import ScoringConfig, score
+
+from conftest import SAMPLE
 
 
 def cand(cid, text, heading=()):
@@ -42,3 +48,25 @@ def test_no_known_form_or_zero_weight_leaves_the_order():
     ranked = [cand("a", "罚款"), cand("b", "其他")]
     assert form_rerank(ranked, "光伏电站的土地怎么使用", 20, 1.0) == ["a", "b"]
     assert form_rerank(list(reversed(ranked)), "怎么处罚", 20, 0.0) == ["b", "a"]
+
+
+def test_the_wordings_come_from_a_data_file_that_says_where_each_came_from():
+    rows = wordings()
+    assert {r.form for r in rows} == {f.name for f in forms()} and len(rows) > 100
+    assert all(r.source.split()[0] in SOURCES for r in rows)
+    # an everyday word is the asker's, not the statute's: no sample document uses it
+    texts = [p.read_text(encoding="utf-8") for p in (SAMPLE / "docs").glob("*.md")]
+    everyday = [r.pattern for r in rows if r.source == "everyday"]
+    assert everyday and not [w for w in everyday if any(re.search(w, t) for t in texts)]
+
+
+def test_a_bad_row_is_an_error_naming_its_line():
+    header = "# form\tside\tpattern\tsource\n"
+    with pytest.raises(ValueError, match="line 2: expected form"):
+        wordings(header + "penalty\tasked\t处罚\n")
+    with pytest.raises(ValueError, match="line 2: expected form"):
+        wordings(header + "penalty\tanswer\t罚款\tcorpus 1/1\n")
+    with pytest.raises(ValueError, match="line 2: expected form"):
+        wordings(header + "penalty\tasked\t处罚\tmy guess\n")
+    with pytest.raises(ValueError, match="line 2: not a regular expression"):
+        wordings(header + "penalty\tasked\t处罚(\tquestion\n")

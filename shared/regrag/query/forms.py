@@ -7,12 +7,17 @@ the question says which kind of article answers it: 怎么处罚 / 判几年 ask
 liability, 多久 / 几天 for a time limit. Each form is matched to the article's own wording (and the 法律责任 chapter
 in its heading path), and candidates of the asked kind move up as one more ranking fused by RRF (query/score.py),
 like the key-term coverage ranking: a preference, never a filter, and no score is compared.
+
+The wordings live in data/question_forms.tsv, each with where it comes from (the corpus's own word, a question's
+interrogative, an everyday word for a statute's term).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 
 from regrag.text.numerals import ARABIC, FIGURE_DIGITS
 from regrag.text.units import quantity_units
@@ -25,52 +30,62 @@ class Form:
     answered: re.Pattern[str]  # in the article text (heading path included)
 
 
-FORMS = (
-    Form(
-        "penalty",
-        re.compile(
-            r"处罚|罚款|罚多少|怎么罚|被罚|判几年|判刑|坐牢|拘留|刑事责任|法律责任|什么责任|什么后果|违法吗|犯法吗|犯罪吗"
-        ),
-        re.compile(r"罚款|有期徒刑|拘役|管制|吊销|没收|行政拘留|处分|追究刑事责任|法律责任"),
-    ),
-    Form(
-        "procedure",
-        re.compile(r"手续|怎么办理|如何办理|怎么申请|如何申请|审批|备案|报批|许可证|要批准|要登记|流程|程序"),
-        re.compile(r"申请|审批|批准|备案|许可|登记|核准|提交|材料|受理"),
-    ),
-    Form(
-        "definition",
-        re.compile(
-            r"什么是|是指什么|指的是|算不算|属不属于|是否属于|属于.{0,8}吗|构成.{0,8}吗|是不是|定义|怎么认定|如何认定|认定为"
-        ),
-        re.compile(r"所称|是指|包括下列|认定为"),
-    ),
-    Form(
-        "liability",
-        re.compile(r"赔偿|赔多少|补偿|索赔|谁赔|谁负责|谁承担|担责|承担.{0,8}(?:责任|损失)"),
-        re.compile(r"赔偿|补偿|承担.{0,6}责任|损失"),
-    ),
-    Form(
-        # who decides, approves or enforces: the answer names a body (the corpus's own words for one)
-        "authority",
-        re.compile(
-            r"由谁|谁来|谁负责|谁审批|谁批准|谁管|向谁|找谁|哪个部门|哪些部门|什么部门|哪一级|哪级|哪个机关|什么机关|哪个单位"
-        ),
-        re.compile(r"部门|人民政府|机关|机构|委员会"),
-    ),
-    Form(
-        # a list asked for as a whole: the answer introduces its items (下列 / 以下)
-        "enumeration",
-        re.compile(r"哪些|哪几|有什么|包括什么|几种|什么情形|什么情况下"),
-        re.compile(r"下列|以下(?:情形|行为|事项|条件|内容)"),
-    ),
-    Form(
-        "time_limit",
-        re.compile(r"多久|几天|几日|期限|时限|多长时间|提前几|几个月|几年内"),
-        re.compile(rf"(?:[{ARABIC}]+|[{FIGURE_DIGITS}]+)\s*(?:{quantity_units('time')})|期限|日内|提前"),
-    ),
-)
+DATA_FILE = "question_forms.tsv"
+TIME_FIGURE = "{time_figure}"  # in the data file: a number in a unit of time
+# what a source column may say (the file's header explains each)
+SOURCES = ("corpus", "question", "everyday", "figure")
+
+
+@dataclass(frozen=True)
+class Wording:
+    """One row of question_forms.tsv."""
+
+    form: str
+    side: str  # asked | answered
+    pattern: str
+    source: str
+
+
+def wordings(text: str | None = None) -> list[Wording]:
+    """The rows of the data file (or of `text` in its format), in order, each checked: a bad row is an error
+    naming it, not a form that silently never matches."""
+    if text is None:
+        text = resources.files("regrag.data").joinpath(DATA_FILE).read_text(encoding="utf-8")
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cells = line.split("\t")
+        if len(cells) != 4 or cells[1] not in ("asked", "answered") or not cells[3].startswith(SOURCES):
+            raise ValueError(f"{DATA_FILE} line {n}: expected form, asked|answered, pattern, source: {line!r}")
+        if cells[2] != TIME_FIGURE:
+            try:
+                re.compile(cells[2])
+            except re.error as exc:
+                raise ValueError(f"{DATA_FILE} line {n}: not a regular expression ({exc}): {cells[2]!r}") from exc
+        rows.append(Wording(*cells))
+    return rows
+
+
+def _pattern(rows: list[Wording], side: str) -> re.Pattern[str]:
+    time_figure = rf"(?:[{ARABIC}]+|[{FIGURE_DIGITS}]+)\s*(?:{quantity_units('time')})"
+    return re.compile("|".join(time_figure if r.pattern == TIME_FIGURE else r.pattern for r in rows if r.side == side))
+
+
+@cache
+def forms() -> tuple[Form, ...]:
+    """The forms in the file's order, each with the wordings that ask for it and those that answer it."""
+    rows = wordings()
+    names = list(dict.fromkeys(r.form for r in rows))
+    return tuple(
+        Form(
+            name,
+            _pattern([r for r in rows if r.form == name], "asked"),
+            _pattern([r for r in rows if r.form == name], "answered"),
+        )
+        for name in names
+    )
 
 
 def asked_forms(question: str) -> tuple[Form, ...]:
-    return tuple(f for f in FORMS if f.asked.search(question))
+    return tuple(f for f in forms() if f.asked.search(question))
