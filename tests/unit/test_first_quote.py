@@ -8,7 +8,7 @@ from regrag.domain.results import Candidate
 from regrag.ingest.ingest import build_document
 from regrag.ports import Blob
 
-from conftest import compose_answer
+from conftest import SAMPLE, compose_answer
 
 ASSESSMENT = """# 某某建设项目评估条例
 
@@ -109,3 +109,19 @@ def test_the_words_naming_the_act_do_not_choose_its_unit():
     # not named: 某某能源 is a word of the question like any other and the definition fits it
     unnamed = compose_answer("某某能源包括哪些能源？", cands, source_text=texts(doc))
     assert "是指风能" in unnamed.bullets[0].span
+
+
+def test_a_row_of_a_table_is_quoted_with_the_item_that_says_what_the_table_is():
+    doc = build_document(
+        "docs/nat-reg-0091.md",
+        Blob("docs/nat-reg-0091.md", (SAMPLE / "docs" / "nat-reg-0091.md").read_bytes(), 3),
+        Blob("m", b'{"doc_id": "nat-reg-0091", "effective_date": "2011-01-08"}', 1),
+        800,
+    )
+    answer = compose_answer(
+        "500千伏架空电力线路的保护区，导线边线要向外延伸多少米？", ranked((doc, "第十条")), source_text=texts(doc)
+    )
+    first = answer.bullets[0]
+    assert "延伸距离如下：" in first.span and first.span.endswith("500千伏 20米")  # not "第十条……500千伏 20米" alone
+    assert first.citation.provision == "第十条第一款第（一）项"
+    assert all(piece in doc.text for piece in first.pieces)

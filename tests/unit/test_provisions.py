@@ -42,3 +42,29 @@ def test_text_without_a_label_is_read_as_sentences():
 
 def test_labels_of_paragraphs_and_items_are_written_as_citations_write_them():
     assert paragraph_label(2) == "第二款" and item_label(2) == "第（二）项" and item_label(12) == "第（十二）项"
+
+
+def test_unmarked_rows_after_a_colon_are_that_units_items_not_paragraphs():
+    # 电力设施保护条例 第十条: a table of distances under item (一); its rows carry no marker of their own
+    prov = read_provisions(article("nat-reg-0091", "第十条"))
+    rows = [i for i, u in enumerate(prov.units) if prov.span(i) in ("1—10千伏 5米", "500千伏 20米")]
+    assert len(rows) == 2
+    table = prov.units[rows[0]].lead_in
+    assert table is not None and prov.units[table].item == 1 and prov.span(table).endswith("延伸距离如下：")
+    assert all(prov.units[i].kind == ITEM and prov.units[i].lead_in == table for i in rows)
+    assert prov.items_of(table)[-1] == rows[1]  # four rows, the last one 500千伏
+    # the paragraph after the table is a paragraph again, not a row
+    after = next(i for i, u in enumerate(prov.units) if prov.span(i).startswith("在厂矿、城镇等人口密集地区"))
+    assert prov.units[after].kind == SENTENCE and prov.units[after].lead_in is None
+
+
+def test_a_list_of_entries_closes_with_its_sentence_and_a_paragraph_follows():
+    text = (
+        "第六十五条 常务委员会由下列人员组成：\n\n委员长，\n\n副委员长若干人，\n\n委员若干人。\n\n"
+        "组成人员中应当有少数民族代表。"
+    )
+    prov = read_provisions(text)
+    assert [(u.kind, u.lead_in) for u in prov.units] == [
+        (LEAD_IN, None), (ITEM, 0), (ITEM, 0), (ITEM, 0), (SENTENCE, None)
+    ]  # fmt: skip
+    assert prov.paragraphs == 2

@@ -194,12 +194,10 @@ def _with_context(prov: Provisions, best: int, fits: dict[int, Fit], q: Question
     units = prov.units
     unit = units[best]
     if unit.kind == ITEM and unit.lead_in is not None:
-        return [unit.lead_in, best]
+        # an item that introduces rows of its own (（一）…延伸距离如下：/ 1—10千伏 5米) comes with them
+        return [unit.lead_in, best, *_items(prov, best, q, rare)]
     if unit.kind == LEAD_IN:
-        items = prov.items_of(best)
-        if sum(units[i].end - units[i].start for i in items) > MAX_LIST_CHARS:
-            items = [i for i in items if fit(q, prov.span(i), "", rare).coverage > 0] or items[:1]
-        return [best, *items]
+        return [best, *_items(prov, best, q, rare)]
     paragraph = [i for i, u in enumerate(units) if u.paragraph == unit.paragraph]
     if all(units[i].kind == SENTENCE for i in paragraph):
         length = units[paragraph[-1]].end - units[paragraph[0]].shown_start
@@ -215,6 +213,15 @@ def _with_context(prov: Provisions, best: int, fits: dict[int, Fit], q: Question
     ):
         chosen.append(following)
     return chosen
+
+
+def _items(prov: Provisions, lead_in: int, q: Question, rare: dict[str, float]) -> list[int]:
+    """The items a lead-in shows: all of them, or when they are long, those that hold a key term (at least the
+    first)."""
+    items = prov.items_of(lead_in)
+    if sum(prov.units[i].end - prov.units[i].start for i in items) > MAX_LIST_CHARS:
+        items = [i for i in items if fit(q, prov.span(i), "", rare).coverage > 0] or items[:1]
+    return items
 
 
 def _pieces(prov: Provisions, chosen: list[int], offset: int) -> tuple[tuple[int, int], ...]:
@@ -258,6 +265,8 @@ def _provision(cand: Candidate, prov: Provisions, best: int, chosen: list[int]) 
     where = cand.chunk.article
     if prov.paragraphs > 1:
         where += paragraph_label(unit.paragraph)
+    if unit.kind == ITEM and unit.item is None and unit.lead_in is not None:
+        unit = prov.units[unit.lead_in]  # a row of an item's table is cited as that item (第十条第（一）项)
     if unit.kind == ITEM and unit.item is not None:
         where += item_label(unit.item)
     return where if where != cand.chunk.article else None

@@ -6,6 +6,9 @@ An article's text is read into units, each a verbatim span: a plain sentence, a 
 starts one) and, for an item, its number (项) and its lead-in. Quoting uses this to show a span whole: an item
 with the sentence that says what the list is, a lead-in with its items, and a citation as precise as the span
 (第二十八条第（二）项, 第十条第二款).
+
+Lines without markers that follow a unit ending in ： and are not sentences (a table's rows: 1—10千伏 5米; a list's
+entries: 委员长，…委员若干人。) are that unit's items too, in its paragraph: quoted alone, "500千伏 20米" says nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ LEAD_IN = "lead_in"
 ITEM = "item"
 
 _LEAD_IN_END = ("：", ":")
+_SENTENCE_END = re.compile(r"[。；;！!？?]")
+_ENTRY_END = ("，", ",", "、")
 _MARKER_NUMBER = re.compile(r"[（(]?(?P<num>[^）)、.．]+)")
 
 
@@ -72,9 +77,15 @@ def read_provisions(text: str) -> Provisions:
     units: list[Unit] = []
     paragraph = 0
     lead_in: int | None = None
+    rows_of: int | None = None  # the unit ending in ： whose unmarked rows may follow (…延伸距离如下：/ 1—10千伏 5米)
     for line_start, line_end in _lines(text, body_start):
         first_on_line = None
-        item = ITEM_RE.match(text[line_start:line_end])
+        line = text[line_start:line_end]
+        item = ITEM_RE.match(line)
+        if item is None and rows_of is not None and _is_row(line, units[-1], rows_of, len(units) - 1, text):
+            units.append(Unit(ITEM, line_start, line_end, units[rows_of].paragraph, lead_in=rows_of))
+            continue
+        rows_of = None
         if item is None:
             paragraph += 1
             lead_in = None
@@ -96,7 +107,23 @@ def read_provisions(text: str) -> Provisions:
                 lead_in = len(units) - 1
             else:
                 units.append(Unit(SENTENCE, start, end, max(paragraph, 1)))
+        if units and text[units[-1].start : units[-1].end].rstrip().endswith(_LEAD_IN_END):
+            rows_of = len(units) - 1
     return Provisions(text, tuple(units), label, max(paragraph, 1))
+
+
+def _is_row(line: str, last: Unit, rows_of: int, last_index: int, text: str) -> bool:
+    """A line that continues a list without item markers: a table row (1—10千伏 5米) or an entry (委员长，) after a
+    unit ending in ：, none of them a sentence; the entry that closes such a list (委员若干人。) is one too."""
+    if not _SENTENCE_END.search(line):
+        return True
+    previous = text[last.start : last.end].rstrip()
+    return (
+        last_index != rows_of
+        and previous.endswith(_ENTRY_END)
+        and line.rstrip().endswith("。")
+        and line.count("。") == 1
+    )
 
 
 def _lines(text: str, start: int) -> list[tuple[int, int]]:
