@@ -93,7 +93,7 @@ def _decide(row: dict, floor: RelevanceFloor, rule: AbstentionRule) -> bool:
     if not row["signals"]:
         return True  # nothing quotable even without the floor: the product abstains too
     seen = Signals.from_dict(row["signals"])
-    return floor.weak(seen.best_coverage, seen.best_dense) or rule.abstains(seen)
+    return floor.weak(seen.best_coverage, seen.best_dense, seen.focused) or rule.abstains(seen)
 
 
 def _rows(path: str) -> list[dict]:

@@ -152,3 +152,28 @@ def test_a_figure_the_question_presumes_and_no_quote_states_is_a_named_reason(do
     assert "问题所述的数值在引文中没有出现" in AbstentionRule(0.1).reasons(presumed)
     assert not read(doc, "供电企业计划检修停电，是否要提前七天通知用户？").stated_unquoted  # 七 = 7
     assert not read(doc, NOTICE).stated_unquoted  # it asks for a figure (几天), it states none
+
+
+def test_candidates_all_from_one_document_are_near_the_question_though_its_words_are_not_the_acts(doc):
+    """The floor abstains when coverage and similarity are both weak, unless every candidate quoted from comes
+    from one document: retrieval agrees on the act the question is about."""
+    question = "用户家里电压老是不稳，供电方要负什么责任？"  # coverage ≤ 0.375 in every article of the act
+    labels = ["第四十二条", "第四十三条", "第二条", "第五条", "第六条"]
+    by_label = {c.article: c for c in doc.chunks}
+    same = [Candidate(by_label[a], 1.0 / (i + 1), dense_score=0.85) for i, a in enumerate(labels)]
+    answered = compose_answer(question, same, Filters(), source_text=lambda _: doc.text)
+    assert not answered.abstained and answered.bullets
+    assert signals_of(doc, question, same).focused  # recorded, for bench/abstention.py to replay
+    # one of the five from another act: the floor decides as before
+    other = build_document(
+        "docs/nat-reg-0091.md", Blob("docs/nat-reg-0091.md", (SAMPLE / "docs" / "nat-reg-0091.md").read_bytes(), 7),
+        None, 800,
+    )  # fmt: skip
+    mixed = [*same[:4], Candidate(next(c for c in other.chunks if c.kind == "article"), 0.1, dense_score=0.85)]
+    texts = {doc.meta.doc_id: doc.text, other.meta.doc_id: other.text}
+    assert compose_answer(question, mixed, Filters(), source_text=texts.get).abstained
+    # a search filtered to the document always agrees with itself: that says nothing
+    only = Filters(doc_id=(doc.meta.doc_id,))
+    assert compose_answer(question, same, only, source_text=lambda _: doc.text).abstained
+    # fewer candidates than are quoted from: nothing agreed on
+    assert compose_answer(question, same[:3], Filters(), source_text=lambda _: doc.text).abstained

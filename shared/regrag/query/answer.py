@@ -225,7 +225,7 @@ def compose(
         counterpart: (citation, another version) → that version's corresponding article (citations.py).
     """
     ranked = measured(q, candidates)
-    if below_floor(ranked, options.judge):
+    if below_floor(q, ranked, options.judge):
         return abstention(q.text, q.filters)
     quotes = quote(q, ranked, source_text, options.quote)
     if not quotes.bullets:

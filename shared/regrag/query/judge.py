@@ -4,7 +4,8 @@ that does not answer, for lawyers and permit engineers.
 It reads what earlier steps stored (the question's analysis, the candidates' features, the quotes) and computes
 nothing from the question's words again. Three rules, first to last:
 1. the relevance floor: nothing retrieved is near the question (the best key-term coverage of the candidates
-   quoted from and the best dense similarity are both weak) → no quotes;
+   quoted from and the best dense similarity are both weak, and they do not all come from one document) → no
+   quotes;
 2. nothing quotable: every span was dropped (not verbatim) or is mostly not Chinese → no quotes;
 3. the answer's own confidence (confidence.py), less a penalty for each specific thing the question asks that
    no quote contains:
@@ -42,16 +43,24 @@ class RelevanceFloor:
 
     Abstain when the best of the top candidates is weak on both signals: keyword coverage below `coverage`
     and dense similarity below `dense`. When no dense score is known (a /compose call with bare ids), coverage
-    below `coverage_alone` decides. Calibrated with the abstention rule on the dev, lay dev and unanswerable
-    sets for the local e5 model (bench/abstention.py, bench/README.md); a different embedding model has another
-    cosine scale, so `dense` must be set for it (REGRAG_DENSE_FLOOR).
+    below `coverage_alone` decides. Calibrated with the abstention rule on the dev, lay dev and unanswerable sets
+    for the local e5 model (bench/abstention.py, bench/README.md); a different embedding model has another cosine
+    scale, so `dense` must be set for it (REGRAG_DENSE_FLOOR).
+
+    Not when every candidate quoted from comes from one document (`focused`): retrieval agrees on the act the
+    question is about, in words that are not the act's (书籍的责任编辑是作者吗 lands on 著作权法 five times; 新建住宅楼
+    …太阳能 on one city's 实施办法). On the dev, lay dev and unanswerable sets that un-refused 4 answerable questions
+    (2 with a gold article first) and no unanswerable one; 4 of 5 candidates from one document would also have
+    answered 2 unanswerable ones (bench/README.md).
     """
 
     coverage: float = 0.55
     dense: float | None = 0.89
     coverage_alone: float = 0.25
 
-    def weak(self, best_coverage: float, best_dense: float | None) -> bool:
+    def weak(self, best_coverage: float, best_dense: float | None, focused: bool = False) -> bool:
+        if focused:
+            return False
         if best_dense is None or self.dense is None:
             return best_coverage < self.coverage_alone
         return best_coverage < self.coverage and best_dense < self.dense
@@ -75,6 +84,8 @@ class Signals:
     # the question states figures (每五年更换 / 按两倍收购) and no quote states any of them: what the question
     # presumes is not what the quotes say, the mark of a rule that does not exist
     stated_unquoted: bool = False
+    # every candidate quoted from comes from one document, though the search reached others (what the floor reads)
+    focused: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -173,10 +184,19 @@ def best_coverage(candidates: Sequence[Candidate]) -> float:
     return max((c.features.coverage for c in candidates), default=0.0)
 
 
-def below_floor(ranked: Sequence[Candidate], config: JudgeConfig) -> bool:
+def focused(q: Question, ranked: Sequence[Candidate], top_n: int) -> bool:
+    """Every one of the `top_n` candidates quoted from comes from one document, in a search that could reach
+    others (one filtered to named documents always agrees with itself and says nothing). A corpus of one document
+    is such a search too and is not told apart: there the floor reads coverage and similarity only when fewer than
+    `top_n` candidates come back."""
+    top = ranked[:top_n]
+    return not q.filters.doc_id and len(top) == top_n and len({c.chunk.doc_id for c in top}) == 1
+
+
+def below_floor(q: Question, ranked: Sequence[Candidate], config: JudgeConfig) -> bool:
     """The relevance floor: nothing among the candidates quoted from is near the question."""
     top = ranked[: config.top_n]
-    return not top or config.floor.weak(best_coverage(top), best_dense(ranked))
+    return not top or config.floor.weak(best_coverage(top), best_dense(ranked), focused(q, ranked, config.top_n))
 
 
 def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: float, top_n: int) -> Signals:
@@ -195,6 +215,7 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
         best_coverage=best_coverage(ranked[:top_n]),
         best_dense=best_dense(ranked),
         stated_unquoted=bool(q.stated_figures) and not q.stated_figures & figure_values(spans),
+        focused=focused(q, ranked, top_n),
     )
 
 
@@ -227,7 +248,7 @@ def _first(q: Question, quotes: Quotes, ranked: Sequence[Candidate]) -> dict[str
 
 def judge(q: Question, ranked: Sequence[Candidate], quotes: Quotes, rerank_status: str, config: JudgeConfig) -> Verdict:
     """The verdict on one answer: the floor, then quotes at all, then confidence less the reasons' penalties."""
-    if below_floor(ranked, config):
+    if below_floor(q, ranked, config):
         return Verdict(Confidence.abstained(), BY_FLOOR)
     if not quotes.bullets:
         return Verdict(Confidence.abstained(), BY_NO_QUOTES)
