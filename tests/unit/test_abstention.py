@@ -177,3 +177,8 @@ def test_candidates_all_from_one_document_are_near_the_question_though_its_words
     assert compose_answer(question, same, only, source_text=lambda _: doc.text).abstained
     # fewer candidates than are quoted from: nothing agreed on
     assert compose_answer(question, same[:3], Filters(), source_text=lambda _: doc.text).abstained
+    # one of the five shares none of the question's words: the vector drifted there, nothing agreed on
+    drifted = [*same[:4], Candidate(by_label["第三条"], 0.1, dense_score=0.85)]
+    q = analyse(question, Filters())
+    assert measured(q, drifted)[4].features.coverage == 0
+    assert compose_answer(question, drifted, Filters(), source_text=lambda _: doc.text).abstained

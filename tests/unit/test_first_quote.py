@@ -35,6 +35,18 @@ PROVINCE_LAND = """# 广东省某某土地条例
 第二十六条 建设占用未利用地的，应当依法办理转用审批手续。
 """
 
+EMERGENCY = """# 某某突发事件应对法
+
+第六十三条 地方各级人民政府和县级以上各级人民政府有关部门违反本法规定，不履行法定职责的，由其上级行政机关责令改正；\
+有下列情形之一的，对直接负责的主管人员依法给予处分：
+
+（一）未按规定采取预防措施，导致发生突发事件的；
+
+第六十四条 有关单位有下列情形之一的，由所在地人民政府责令停产停业，并处五万元以上二十万元以下的罚款：
+
+（一）未按规定采取预防措施，导致发生严重突发事件的；
+"""
+
 RENEWABLE = """# 中华人民共和国某某能源法
 
 第二条 本法所称某某能源，是指风能、太阳能、水能、生物质能等非化石能源。
@@ -125,3 +137,15 @@ def test_a_row_of_a_table_is_quoted_with_the_item_that_says_what_the_table_is():
     assert "延伸距离如下：" in first.span and first.span.endswith("500千伏 20米")  # not "第十条……500千伏 20米" alone
     assert first.citation.provision == "第十条第一款第（一）项"
     assert all(piece in doc.text for piece in first.pieces)
+
+
+def test_a_company_asking_its_penalty_reads_the_article_on_companies_before_the_one_on_officials():
+    doc = act("syn-emergency", EMERGENCY)
+    cands = ranked((doc, "第六十三条"), (doc, "第六十四条"))
+    company = compose_answer("企业没按规定采取预防措施引发突发事件，会受到什么处罚？", cands, source_text=texts(doc))
+    assert firsts(company) == [("syn-emergency", "第六十四条"), ("syn-emergency", "第六十三条")]
+    # a question about what the public body faces: the ranking's order stands
+    officials = compose_answer(
+        "有关部门没按规定采取预防措施引发突发事件，会受到什么处罚？", cands, source_text=texts(doc)
+    )
+    assert firsts(officials)[0] == ("syn-emergency", "第六十三条")

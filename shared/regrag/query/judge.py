@@ -185,12 +185,18 @@ def best_coverage(candidates: Sequence[Candidate]) -> float:
 
 
 def focused(q: Question, ranked: Sequence[Candidate], top_n: int) -> bool:
-    """Every one of the `top_n` candidates quoted from comes from one document, in a search that could reach
-    others (one filtered to named documents always agrees with itself and says nothing). A corpus of one document
-    is such a search too and is not told apart: there the floor reads coverage and similarity only when fewer than
-    `top_n` candidates come back."""
+    """Every one of the `top_n` candidates quoted from comes from one document and shares some of the question's
+    key terms, in a search that could reach others (one filtered to named documents always agrees with itself and
+    says nothing). The shared terms keep a vector's drift out: in a small corpus a question on a topic it lacks
+    (建风电场要做环评吗, the sample) can land on five articles of one act that share none of its words but the
+    first. A corpus of one document is not told apart from a focused search."""
     top = ranked[:top_n]
-    return not q.filters.doc_id and len(top) == top_n and len({c.chunk.doc_id for c in top}) == 1
+    return (
+        not q.filters.doc_id
+        and len(top) == top_n
+        and len({c.chunk.doc_id for c in top}) == 1
+        and all(c.features.coverage > 0 for c in top)
+    )
 
 
 def below_floor(q: Question, ranked: Sequence[Candidate], config: JudgeConfig) -> bool:
