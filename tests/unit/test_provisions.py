@@ -68,3 +68,17 @@ def test_a_list_of_entries_closes_with_its_sentence_and_a_paragraph_follows():
         (LEAD_IN, None), (ITEM, 0), (ITEM, 0), (ITEM, 0), (SENTENCE, None)
     ]  # fmt: skip
     assert prov.paragraphs == 2
+
+
+def test_items_whose_markers_the_source_lost_still_belong_to_their_lead_in():
+    # 深圳经济特区人工智能产业促进条例 第六十五条 as the corpus has it: （一） and （二） lost, （三）… kept
+    text = (
+        "第六十五条 市人民政府应当设立市人工智能伦理委员会，履行下列职责：\n\n研究制定人工智能领域的伦理安全规范；\n\n"
+        "建立健全伦理安全规范管理制度，引导和规范伦理安全规范的制订和实施；\n\n（三）分析研判数据和算法造成的影响；\n\n"
+        "（四）其他应当开展的活动。\n\n委员会的日常工作由市产业主管部门承担。"
+    )
+    prov = read_provisions(text)
+    assert [(u.kind, u.lead_in, u.paragraph) for u in prov.units] == [
+        (LEAD_IN, None, 1), (ITEM, 0, 1), (ITEM, 0, 1), (ITEM, 0, 1), (ITEM, 0, 1), (SENTENCE, None, 2)
+    ]  # fmt: skip
+    assert prov.items_of(0) == [1, 2, 3, 4]  # a quote of the lead-in shows all four, never the bare lead-in
