@@ -149,3 +149,17 @@ def test_a_company_asking_its_penalty_reads_the_article_on_companies_before_the_
         "有关部门没按规定采取预防措施引发突发事件，会受到什么处罚？", cands, source_text=texts(doc)
     )
     assert firsts(officials)[0] == ("syn-emergency", "第六十三条")
+
+
+def test_a_lead_in_whose_list_is_plain_paragraphs_is_quoted_with_them():
+    # 济南市电力管理条例 第七十四条: 本条例下列用语的含义：, then one definition per paragraph, no （一）
+    doc = build_document(
+        "docs/sd-0090.md",
+        Blob("docs/sd-0090.md", (SAMPLE / "docs" / "sd-0090.md").read_bytes(), 3),
+        Blob("m", b'{"doc_id": "sd-0090", "effective_date": "2011-10-01", "province": "sd"}', 1),
+        800,
+    )
+    answer = compose_answer("本条例下列哪些用语有专门的含义？", ranked((doc, "第七十四条")), source_text=texts(doc))
+    span = answer.bullets[0].span
+    assert span.startswith("第七十四条 本条例下列用语的含义：") and not span.rstrip().endswith("：")
+    assert "电力企业，是指" in span and all(piece in doc.text for piece in answer.bullets[0].pieces)
