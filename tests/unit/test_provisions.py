@@ -82,3 +82,20 @@ def test_items_whose_markers_the_source_lost_still_belong_to_their_lead_in():
         (LEAD_IN, None, 1), (ITEM, 0, 1), (ITEM, 0, 1), (ITEM, 0, 1), (ITEM, 0, 1), (SENTENCE, None, 2)
     ]  # fmt: skip
     assert prov.items_of(0) == [1, 2, 3, 4]  # a quote of the lead-in shows all four, never the bare lead-in
+
+
+def test_a_list_whose_lead_in_ends_in_a_full_stop_is_introduced_by_the_sentence_before_its_first_item():
+    # 林权争议调处办法 第四十六条 as the corpus has it: the lead-in ends in 。, not ：
+    text = (
+        "第四十六条 林权争议调处期间有下列情形之一的，调处机构可以中止调处，并向本级人民政府报告。\n\n"
+        "（一）当事人因不可抗力，暂时不能参加林权争议调处的；\n\n（二）发生群体性事件尚在处理中的。\n\n"
+        "中止调处的原因消除后，恢复调处。"
+    )
+    prov = read_provisions(text)
+    assert [(u.kind, u.lead_in) for u in prov.units] == [
+        (LEAD_IN, None), (ITEM, 0), (ITEM, 0), (SENTENCE, None)
+    ]  # fmt: skip
+    assert prov.span(0).startswith("林权争议调处期间") and prov.units[0].shown_start == prov.units[0].start
+    # an item numbered (二) after a sentence is not a list's start: it is not given that sentence as its lead-in
+    later = read_provisions("第九条 甲应当报告。\n\n（二）乙的情形。")
+    assert [(u.kind, u.lead_in) for u in later.units] == [(SENTENCE, None), (ITEM, None)]

@@ -10,7 +10,8 @@ with the sentence that says what the list is, a lead-in with its items, and a ci
 Lines without markers that follow a unit ending in ： and are not sentences (a table's rows: 1—10千伏 5米; a list's
 entries: 委员长，…委员若干人。; items whose （一） the source lost: 研究制定…规范；, in 40 lists of 20 corpus documents)
 are that unit's items too, in its paragraph: quoted alone, "500千伏 20米" says nothing, and a lead-in without them
-is a fragment.
+is a fragment. A list whose lead-in ends in 。 (…可以中止调处，并向本级人民政府报告。/（一）…) is introduced by the
+sentence before its item （一）: items without a lead-in in the corpus 82 → 35.
 """
 
 from __future__ import annotations
@@ -94,8 +95,14 @@ def read_provisions(text: str) -> Provisions:
         for start, end in sentence_spans(text[line_start:line_end]):
             start, end = start + line_start, end + line_start
             marker = ITEM_RE.match(text[start:end])
+            number = _item_number(marker.group("label")) if marker is not None else None
+            if item is not None and lead_in is None and number == 1 and units and units[-1].kind == SENTENCE:
+                # a list whose lead-in ends in 。 (…可以中止调处，并向本级人民政府报告。/（一）…): the sentence before
+                # its first item introduces it, with the sentences before that one in its paragraph
+                intro = next(u.start for u in units if u.paragraph == units[-1].paragraph)
+                units[-1] = replace(units[-1], kind=LEAD_IN, intro=intro)
+                lead_in = len(units) - 1
             if marker is not None and (item is not None or lead_in is not None):
-                number = _item_number(marker.group("label"))
                 units.append(Unit(ITEM, start, end, max(paragraph, 1), number, marker.group("label"), lead_in))
                 continue
             if item is not None and units and units[-1].kind == ITEM:
