@@ -163,3 +163,28 @@ def test_a_lead_in_whose_list_is_plain_paragraphs_is_quoted_with_them():
     span = answer.bullets[0].span
     assert span.startswith("第七十四条 本条例下列用语的含义：") and not span.rstrip().endswith("：")
     assert "电力企业，是指" in span and all(piece in doc.text for piece in answer.bullets[0].pieces)
+
+
+TEMPORARY_LAND = """# 某某土地管理条例
+
+第二十条 建设项目施工需要临时使用土地的，由县级以上人民政府自然资源主管部门批准，临时用地期限一般不超过二年。{filler}
+
+土地使用者应当自临时用地期满之日起一年内完成土地复垦，使其达到可供利用状态。
+
+临时使用土地的，应当按照合同约定支付临时使用土地补偿费。
+"""
+
+
+def test_a_unit_that_fits_nearly_as_well_is_shown_with_the_best_in_one_bullet():
+    filler = "临时用地上不得修建永久性建筑物，使用者应当按照批准的用途使用土地。" * 5  # the 款 passes 200 characters
+    doc = act("syn-temp", TEMPORARY_LAND.format(filler=filler))
+    cands = ranked((doc, "第二十条"))
+    two = compose_answer("临时用地最长能用几年？期满后多长时间内要完成复垦？", cands, source_text=texts(doc))
+    span = two.bullets[0].span
+    assert "期限一般不超过二年" in span and "一年内完成土地复垦" in span and "补偿费" not in span
+    assert two.bullets[0].citation.provision == "第二十条第一款、第二款"  # as precise as the two units allow
+    assert all(piece in doc.text for piece in two.bullets[0].pieces) and "……" in span
+    # one unit fits far better than any other: it is quoted alone
+    one = compose_answer("临时使用土地要按照合同约定支付补偿费吗？", cands, source_text=texts(doc))
+    assert "补偿费" in one.bullets[0].span and "不超过二年" not in one.bullets[0].span
+    assert one.bullets[0].citation.provision == "第二十条第三款"
