@@ -188,3 +188,12 @@ def test_a_unit_that_fits_nearly_as_well_is_shown_with_the_best_in_one_bullet():
     one = compose_answer("临时使用土地要按照合同约定支付补偿费吗？", cands, source_text=texts(doc))
     assert "补偿费" in one.bullets[0].span and "不超过二年" not in one.bullets[0].span
     assert one.bullets[0].citation.provision == "第二十条第三款"
+
+
+def test_the_forms_the_ordering_rules_name_are_the_data_files_forms():
+    # a form renamed in question_forms.tsv must not silently switch a rule off
+    from regrag.query import order
+    from regrag.query.forms import forms
+
+    names = {f.name for f in forms()}
+    assert names >= order.SPECIFIC_FORMS | {order.PENALTY, order.AUTHORITY}

@@ -84,7 +84,8 @@ class Signals:
     # the question states figures (每五年更换 / 按两倍收购) and no quote states any of them: what the question
     # presumes is not what the quotes say, the mark of a rule that does not exist
     stated_unquoted: bool = False
-    # every candidate quoted from comes from one document, though the search reached others (what the floor reads)
+    # every candidate quoted from comes from one document and shares a key term of the question (`focused`: what
+    # lets the floor pass)
     focused: bool = False
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """order: which quote is read first.
 
 The quotes follow their candidates' ranking, which weighs how much of the question an article shares, not
-whether it holds the thing asked. Two readings of the question change who goes first, among the first
-`FIRST_AMONG` quotes only (further down, the ranking knows better than these two coarse signals):
+whether it holds the thing asked. Three readings of the question change who goes first, among the first
+`FIRST_AMONG` quotes only (further down, the ranking knows better than these coarse signals), each applied to the
+order the one before it left:
 
 1. it asks for a kind of provision that names a specific thing (a penalty for 怎么处罚, an authority for 由谁批准,
    a time limit for 多久, liability for 谁赔) and the first quote holds none of it while a later one does: the
