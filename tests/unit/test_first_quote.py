@@ -8,7 +8,7 @@ from regrag.domain.results import Candidate
 from regrag.ingest.ingest import build_document
 from regrag.ports import Blob
 
-from conftest import SAMPLE, compose_answer
+from conftest import compose_answer, sample_text
 
 ASSESSMENT = """# 某某建设项目评估条例
 
@@ -124,12 +124,7 @@ def test_the_words_naming_the_act_do_not_choose_its_unit():
 
 
 def test_a_row_of_a_table_is_quoted_with_the_item_that_says_what_the_table_is():
-    doc = build_document(
-        "docs/nat-reg-0091.md",
-        Blob("docs/nat-reg-0091.md", (SAMPLE / "docs" / "nat-reg-0091.md").read_bytes(), 3),
-        Blob("m", b'{"doc_id": "nat-reg-0091", "effective_date": "2011-01-08"}', 1),
-        800,
-    )
+    doc = act("nat-reg-0091", sample_text("nat-reg-0091"))
     answer = compose_answer(
         "500千伏架空电力线路的保护区，导线边线要向外延伸多少米？", ranked((doc, "第十条")), source_text=texts(doc)
     )
@@ -153,12 +148,7 @@ def test_a_company_asking_its_penalty_reads_the_article_on_companies_before_the_
 
 def test_a_lead_in_whose_list_is_plain_paragraphs_is_quoted_with_them():
     # 济南市电力管理条例 第七十四条: 本条例下列用语的含义：, then one definition per paragraph, no （一）
-    doc = build_document(
-        "docs/sd-0090.md",
-        Blob("docs/sd-0090.md", (SAMPLE / "docs" / "sd-0090.md").read_bytes(), 3),
-        Blob("m", b'{"doc_id": "sd-0090", "effective_date": "2011-10-01", "province": "sd"}', 1),
-        800,
-    )
+    doc = act("sd-0090", sample_text("sd-0090"), "sd")
     answer = compose_answer("本条例下列哪些用语有专门的含义？", ranked((doc, "第七十四条")), source_text=texts(doc))
     span = answer.bullets[0].span
     assert span.startswith("第七十四条 本条例下列用语的含义：") and not span.rstrip().endswith("：")

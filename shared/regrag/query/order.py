@@ -32,6 +32,7 @@ from regrag.domain.results import Bullet, Candidate
 from regrag.query.fit import Fit
 from regrag.query.forms import forms
 from regrag.query.question import Question
+from regrag.text.legal import QUOTE_OPENING_RE
 
 FIRST_AMONG = 3  # the quotes that may be moved to the front
 # the kinds of provision whose answer is one specific thing a quote holds or not (query/forms.py)
@@ -39,9 +40,8 @@ SPECIFIC_FORMS = frozenset({"penalty", "authority", "time_limit", "liability"})
 NATIONAL = "national"
 PENALTY = "penalty"
 AUTHORITY = "authority"  # the form whose answering words name a public body
-# who an article's first clause is about: after the label (and …… when the quote starts later) and a leading
-# 违反本法规定，, up to the first ，。：；
-_SUBJECT = re.compile(r"^第[^条\s]{1,12}条\s*(?:……)?(?:违反本[^，。]{0,12}规定，)?(?P<subject>[^，。：；]{0,60})")
+# who an article's first clause is about: after a leading 违反本法规定，, up to the first ，。：；
+_SUBJECT = re.compile(r"(?:违反本[^，。]{0,12}规定，)?(?P<subject>[^，。：；]{0,60})")
 
 Quote = tuple[Bullet, Candidate, Fit]
 
@@ -95,5 +95,7 @@ def _penalises_someone_else(q: Question, quotes: Sequence[Quote]) -> int | None:
 
 def _penalises(quote: Quote, body: re.Pattern[str]) -> bool:
     """The quote's first clause names a public body: the article is about what that body did."""
-    found = _SUBJECT.match(quote[0].span)
+    span = quote[0].span
+    opening = QUOTE_OPENING_RE.match(span)
+    found = _SUBJECT.match(span, opening.end()) if opening else None
     return found is not None and body.search(found.group("subject")) is not None

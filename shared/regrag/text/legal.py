@@ -22,6 +22,9 @@ from regrag.text.numerals import (
 # of the line. The trailing whitespace is what tells "第二十条 电力..." (an article) from "第二十条规定的..." (a
 # reference that a PDF line wrap happened to put at the start of a line).
 ARTICLE_RE = re.compile(rf"^[ \t]*(?:#+[ \t]*)?{ARTICLE_LABEL}(?=\s|$)", re.M)
+# the opening of a quote: its article label and, when the quote starts later in the article, the …… after it
+# (第二十三条……技术服务机构…): a quote's label is followed by text or by ……, not always by a space as in a document
+QUOTE_OPENING_RE = re.compile(rf"^[ \t]*{ARTICLE_LABEL}\s*(?:…+\s*)?")
 # A numbered heading: 第X编 / 第X分编 / 第X章 / 第X节, then a short name without sentence punctuation.
 HEADING_RE = re.compile(
     rf"^[ \t]*(?P<marks>#+[ \t]*)?{HEADING_LABEL}(?:[ \t]+(?P<name>[^\n。；，,;]{{0,40}}))?[ \t]*$", re.M
