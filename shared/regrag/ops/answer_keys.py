@@ -11,14 +11,11 @@ the first quote show the answer, does any quote, and are the quotes whole and la
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from regrag.text.legal import ARTICLE_RE, CROSS_REF_RE, ITEM_RE
-
-_ELLIPSIS = re.compile(r"\s*…*\s*")
+from regrag.text.legal import CROSS_REF_RE, ITEM_RE, QUOTE_OPENING_RE
 
 
 def normalised(text: str) -> str:
@@ -34,10 +31,10 @@ def is_fragment(span: str) -> bool:
     text = span.strip()
     if text.endswith(("：", ":")):
         return True
-    label = ARTICLE_RE.match(text)
-    if label:
-        text = text[_ELLIPSIS.match(text, label.end()).end() :]  # type: ignore[union-attr]
-    return bool(ITEM_RE.match(text))
+    # a quote's label is followed by text or by ……, not always by a space: ARTICLE_RE (a label in a document)
+    # did not match 第十条……(一)…, so the label hid the orphan item it should have exposed
+    opening = QUOTE_OPENING_RE.match(text)
+    return bool(ITEM_RE.match(text[opening.end() :] if opening else text))
 
 
 def labelled(bullet: dict[str, Any]) -> bool:
