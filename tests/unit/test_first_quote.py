@@ -6,6 +6,7 @@ import json
 from regrag.domain.models import Filters
 from regrag.domain.results import Candidate
 from regrag.ingest.ingest import build_document
+from regrag.ops.answer_keys import is_fragment
 from regrag.ports import Blob
 
 from conftest import compose_answer, sample_text
@@ -130,6 +131,8 @@ def test_a_row_of_a_table_is_quoted_with_the_item_that_says_what_the_table_is():
     )
     first = answer.bullets[0]
     assert "延伸距离如下：" in first.span and first.span.endswith("500千伏 20米")  # not "第十条……500千伏 20米" alone
+    # and item （一） with the lead-in above it: no orphan item either
+    assert first.span.startswith("第十条 电力线路保护区：(一)架空电力线路保护区") and not is_fragment(first.span)
     assert first.citation.provision == "第十条第一款第（一）项"
     assert all(piece in doc.text for piece in first.pieces)
 

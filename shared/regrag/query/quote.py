@@ -216,8 +216,9 @@ def _with_context(prov: Provisions, best: int, fits: dict[int, Fit], q: Question
     units = prov.units
     unit = units[best]
     if unit.kind == ITEM and unit.lead_in is not None:
-        # an item that introduces rows of its own (（一）…延伸距离如下：/ 1—10千伏 5米) comes with them
-        return [unit.lead_in, best, *_items(prov, best, q, rare)]
+        # an item that introduces rows of its own (（一）…延伸距离如下：/ 1—10千伏 5米) comes with them, and a row
+        # with every lead-in above it (the row's item （一） and the article's 电力线路保护区：)
+        return [*_lead_ins(prov, best), best, *_items(prov, best, q, rare)]
     if unit.kind == LEAD_IN:
         return [best, *_items(prov, best, q, rare)]
     paragraph = [i for i, u in enumerate(units) if u.paragraph == unit.paragraph]
@@ -235,6 +236,16 @@ def _with_context(prov: Provisions, best: int, fits: dict[int, Fit], q: Question
     ):
         chosen.append(following)
     return chosen
+
+
+def _lead_ins(prov: Provisions, index: int) -> list[int]:
+    """The lead-ins a unit sits under, outermost first."""
+    chain: list[int] = []
+    above = prov.units[index].lead_in
+    while above is not None:
+        chain.insert(0, above)
+        above = prov.units[above].lead_in
+    return chain
 
 
 def _items(prov: Provisions, lead_in: int, q: Question, rare: dict[str, float]) -> list[int]:
