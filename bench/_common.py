@@ -15,6 +15,17 @@ DEFAULT_CORPUS = Path(os.environ.get("REGRAG_BENCH_CORPUS", ROOT.parent / "share
 DEFAULT_EVAL = Path(os.environ.get("REGRAG_BENCH_EVAL", ROOT.parent / "shared" / "eval" / "dev.jsonl"))
 
 
+def corpus_documents(corpus: Path) -> list[Path]:
+    """The Markdown documents of a corpus folder (its docs/*.md), in name order; a folder without any is an error
+    that says so, not a table of zeros."""
+    found = sorted((corpus / "docs").glob("*.md"))
+    if not found:
+        sys.exit(
+            f"no documents in {corpus / 'docs'} (a corpus folder holds docs/*.md; --corpus or REGRAG_BENCH_CORPUS)"
+        )
+    return found
+
+
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 

@@ -15,7 +15,7 @@ import collections
 import re
 from pathlib import Path
 
-from _common import DEFAULT_CORPUS, ROOT
+from _common import DEFAULT_CORPUS, ROOT, corpus_documents
 from regrag.text.figures import FIGURE
 from regrag.text.numerals import ARABIC, FIGURE_DIGITS
 from regrag.text.units import TEXT, units
@@ -29,7 +29,7 @@ def count(corpus: Path) -> tuple[collections.Counter[str], collections.Counter[s
     arabic: collections.Counter[str] = collections.Counter()
     chinese: collections.Counter[str] = collections.Counter()
     percent = 0
-    for path in sorted((corpus / "docs").glob("*.md")):
+    for path in corpus_documents(corpus):
         for m in FIGURE.finditer(path.read_text(encoding="utf-8")):
             figure = m.group(0)
             if figure.startswith("百分之"):

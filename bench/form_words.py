@@ -16,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-from _common import DEFAULT_CORPUS
+from _common import DEFAULT_CORPUS, corpus_documents
 from regrag.query.forms import TIME_FIGURE, wordings
 
 _COUNT = re.compile(r"corpus (\d+)/(\d+)")
@@ -26,7 +26,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     args = parser.parse_args()
-    docs = [p.read_text(encoding="utf-8") for p in sorted((args.corpus / "docs").glob("*.md"))]
+    docs = [p.read_text(encoding="utf-8") for p in corpus_documents(args.corpus)]
     flagged = 0
     for row in wordings():
         if row.pattern == TIME_FIGURE or row.source in ("question", "figure"):

@@ -13,7 +13,7 @@ import argparse
 import collections
 from pathlib import Path
 
-from _common import DEFAULT_CORPUS
+from _common import DEFAULT_CORPUS, corpus_documents
 from regrag.text.legal import ARTICLE_RE
 from regrag.text.provisions import ITEM, LEAD_IN, read_provisions
 
@@ -37,7 +37,7 @@ def main() -> None:
     args = parser.parse_args()
     counts: collections.Counter[str] = collections.Counter()
     examples: dict[str, list[str]] = collections.defaultdict(list)
-    for path in sorted((args.corpus / "docs").glob("*.md")):
+    for path in corpus_documents(args.corpus):
         for article in articles(path.read_text(encoding="utf-8")):
             counts["articles"] += 1
             prov = read_provisions(article)
