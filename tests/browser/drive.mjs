@@ -312,8 +312,9 @@ await step('versions', async () => {
     counterparts: await texts('.counterpart summary'),
     answer_text: await page.textContent('#answer'),
   };
-  const superseded = page.locator('.bullet', { has: page.locator('.version-superseded') }).first();
+  const superseded = page.locator('.bullet', { has: page.locator('.version-superseded_since') }).first();
   if (await superseded.count()) {
+    result.marker = await superseded.locator('.cite').textContent();
     await superseded.locator('.cite').click();
     await page.locator('.versions li').first().waitFor();
     result.versions = await texts('.versions > ol > li');

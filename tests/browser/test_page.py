@@ -213,7 +213,10 @@ def test_version_notes_and_superseded_citations(run: dict[str, Any]) -> None:
     v = step(run, "versions")
     newer = "新版本《中华人民共和国突发事件应对法》（公布：2024-06-28，施行：2024-11-01）"
     assert any("是2020-01-01时有效的版本" in n and newer in n for n in v["notes"]), v["notes"]
-    assert any("已被新版本取代：新版本2024-06-28 公布，2024-11-01 起施行" in b for b in v["version_badges"])
+    badge = "当时有效，此后已被新版本取代：新版本2024-06-28 公布，2024-11-01 起施行"
+    assert any(badge in b for b in v["version_badges"]), v["version_badges"]
+    # the citation copied for a memo about 2020 is right for 2020 and says from when it is no longer the law
+    assert v["marker"].endswith("，2024-11-01起已被取代〕") and "，已被取代〕" not in v["marker"]
     assert v["counterparts"] and all(c.startswith("新版本对应条文：第") for c in v["counterparts"])
     assert len(v["versions"]) == 2 and "当前查看" in v["versions"][0]
     assert "2024-06-28 公布，2024-11-01 起施行" in v["versions"][1] and "现行" in v["versions"][1]

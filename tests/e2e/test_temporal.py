@@ -53,8 +53,10 @@ def test_as_of_before_and_after_the_newer_version_took_effect(e5_services, old, 
     assert old in doc_ids and new not in doc_ids
     assert body["candidates"][0]["doc_id"] == old
     for cite in [c for c in body["citations"] if c["doc_id"] == old]:
-        # in force that day, with a newer version already promulgated (upcoming) or replaced since (superseded)
-        assert cite["version_status"] in ("upcoming", "superseded") and cite["successor"]["doc_id"] == new
+        # in force that day, with a newer version already promulgated (upcoming) or replaced since; never marked
+        # as replaced already, which is what a version not in force that day is
+        assert cite["version_status"] in ("upcoming", "superseded_since") and cite["successor"]["doc_id"] == new
+        assert "，已被取代〕" not in cite["marker"]
         assert cite["effective_date"] == stored(e5_services, old).effective_date
 
     body = ask(e5_services, question, as_of=switch.isoformat())

@@ -36,7 +36,10 @@ _CITATION = {
         "note": {"type": ["string", "null"], "description": "what the reader must know about the OCR'd text"},
         "corpus": {"type": "string"},
         "corpora": {"type": "array", "items": {"type": "string"}},
-        "version_status": {"type": "string", "enum": ["in_force", "upcoming", "superseded", "not_yet_in_force"]},
+        "version_status": {
+            "type": "string",
+            "enum": ["in_force", "upcoming", "superseded_since", "superseded", "not_yet_in_force"],
+        },
         "successor": {"type": ["object", "null"]},
         "counterpart": {"type": ["object", "null"], "description": "the corresponding article of the other version"},
     },

@@ -119,7 +119,7 @@ class Citation:
     corpus: str = DEFAULT_CORPUS
     corpora: tuple[str, ...] = ()
     # the cited version's status on the question's as-of date (query/citations.py version_status):
-    # in_force | upcoming | superseded | not_yet_in_force; `successor` names the newer version, and
+    # in_force | upcoming | superseded_since | superseded | not_yet_in_force; `successor` names the newer version, and
     # `counterpart` the article of the other version that corresponds to the cited one
     version_status: str = "in_force"
     successor: dict[str, Any] | None = None
@@ -138,13 +138,18 @@ class Citation:
     @property
     def marker(self) -> str:
         """The complete citation a lawyer pastes: 〔《title》第二十八条第（二）项，生效：2019-03-02〕, and for a version
-        that is not the one in force on the day asked, what it is (，已被取代 / ，尚未施行)."""
+        that is not the one in force on the day asked, what it is (，已被取代 / ，尚未施行). A version that was the law
+        on the day asked but has been replaced since says from when (，2019-03-02起已被取代): pasted into a memo about
+        that day the citation is right, and a reader of it today must not take it for the law now."""
         where = self.provision or self.article
         parts = [f"《{self.title}》{where}"]
         if self.effective_date:
             parts.append(f"生效：{self.effective_date}" + ("（施行日期待核）" if self.date_uncertain else ""))
         if self.version_status in _STATUS_WORDS:
             parts.append(_STATUS_WORDS[self.version_status])
+        elif self.version_status == "superseded_since":
+            since = (self.successor or {}).get("effective_date")
+            parts.append(f"{since}起已被取代" if since else "此后已被取代")
         return f"〔{'，'.join(parts)}〕"
 
     @property

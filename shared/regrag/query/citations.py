@@ -5,8 +5,10 @@ Statuses (`version_status`):
 - in_force: in force that day, and no newer version is known.
 - upcoming: in force that day, while a newer version was already promulgated and takes effect later; the note
   names both of the newer version's dates (公布 and 施行).
-- superseded: in force that day but replaced since (a newer version took effect after it), or, when a request
-  asked for superseded versions too, no longer in force that day.
+- superseded_since: in force that day, replaced since (a newer version took effect after it, by today): the law
+  of the day asked, and the reader must know it is no longer the law now.
+- superseded: no longer in force that day (only quoted when a request asks for superseded versions too): never
+  presented as the law then in force.
 - not_yet_in_force: promulgated but not in force that day (only quoted when a request asks for every version):
   never presented as the law then in force.
 """
@@ -25,6 +27,7 @@ from regrag.domain.results import Bullet, Candidate, Citation
 IN_FORCE = "in_force"
 UPCOMING = "upcoming"
 SUPERSEDED = "superseded"
+SUPERSEDED_SINCE = "superseded_since"
 NOT_YET_IN_FORCE = "not_yet_in_force"
 _UNKNOWN = "日期不详"
 
@@ -103,7 +106,7 @@ def version_status(meta: DocumentMeta, successor: DocumentMeta | None, day: str,
     if promulgated and promulgated <= day:
         return VersionStatus(UPCOMING, summary, f"{title}是{day}时有效的版本；{newer}已公布、尚未施行。")
     if succ_eff and succ_eff <= today:
-        return VersionStatus(SUPERSEDED, summary, f"{title}是{day}时有效的版本，此后已被{newer}取代。")
+        return VersionStatus(SUPERSEDED_SINCE, summary, f"{title}是{day}时有效的版本，此后已被{newer}取代。")
     return VersionStatus(
         UPCOMING, summary, f"{title}是{day}时有效的版本；{newer}已公布，将于{succ_eff or _UNKNOWN}起施行。"
     )
@@ -133,7 +136,7 @@ def annotate_versions(
             continue
         successor = document_meta(meta.superseded_by) if meta.superseded_by else None
         found = version_status(meta, successor, day, now)
-        other = successor if found.status in (UPCOMING, SUPERSEDED) else None
+        other = successor if found.status in (UPCOMING, SUPERSEDED, SUPERSEDED_SINCE) else None
         if found.status == NOT_YET_IN_FORCE and meta.supersedes:
             other = document_meta(meta.supersedes)
         statuses[doc_id] = (found, other)

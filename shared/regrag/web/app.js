@@ -371,6 +371,7 @@ function versionOf(citation, citations) {
 
 const VERSION_STATUS = {
   upcoming: '新版本已公布、尚未施行',
+  superseded_since: '当时有效，此后已被新版本取代',
   superseded: '已被新版本取代',
   not_yet_in_force: '尚未施行',
 };

@@ -34,6 +34,7 @@ FILTER_NAMES = {
 VERSION_STATUS = {
     "in_force": "现行有效",
     "upcoming": "现行有效；新版本已公布、尚未施行",
+    "superseded_since": "当时有效，此后已被新版本取代",
     "superseded": "已被新版本取代",
     "not_yet_in_force": "尚未施行",
 }
@@ -61,7 +62,7 @@ def version_words(citation: dict[str, Any]) -> str:
     status = str(citation.get("version_status") or "in_force")
     words = VERSION_STATUS.get(status, status)
     successor = citation.get("successor") or {}
-    if successor and status in ("superseded", "upcoming"):
+    if successor and status in ("superseded", "superseded_since", "upcoming"):
         dates = f"施行：{successor.get('effective_date') or '日期不详'}"
         if successor.get("promulgated") and successor.get("promulgated") != successor.get("effective_date"):
             dates = f"公布：{successor['promulgated']}，{dates}"
