@@ -116,6 +116,12 @@ class Settings:
     gemini_vertex: bool | None = field(default=None, metadata={"env": "REGRAG_GEMINI_VERTEX"})
     gemini_project: str | None = field(default=None, metadata={"env": "REGRAG_GEMINI_PROJECT"})
     gemini_location: str = field(default="global", metadata={"env": "REGRAG_GEMINI_LOCATION"})
+    # a question not in Chinese is put into Chinese by Gemini before it is searched (query/translate.py), where
+    # Gemini is configured as for rerank; without it, or off, such a question gets a note asking for Chinese.
+    # One short answer (≤ 150 characters): 4 s is the rerank's deadline less its 12 candidates' reading
+    translate: bool = field(default=True, metadata={"env": "REGRAG_TRANSLATE"})
+    translate_timeout_s: float = field(default=4.0, metadata={"env": "REGRAG_TRANSLATE_TIMEOUT_S", "min": 0.1})
+    translate_cache_size: int = field(default=256, metadata={"env": "REGRAG_TRANSLATE_CACHE_SIZE", "min": 0})
     # compose
     compose_top_n: int = field(default=5, metadata={"env": "REGRAG_COMPOSE_TOP_N", "min": 1})
     max_bullets: int = field(default=4, metadata={"env": "REGRAG_MAX_BULLETS", "min": 1})

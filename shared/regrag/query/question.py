@@ -22,6 +22,14 @@ from regrag.text.segment import CJK_CHAR_RE, STOPWORDS, chinese_share, index_ter
 # a question with fewer Chinese characters than this share is not in Chinese: an English question naming one act
 # ("What does 电力法 say about outages?") is 11 %, a Chinese one with an acronym (10kV线路的EIA要求是什么？) 50 %
 MIN_CHINESE_SHARE = 0.3
+
+
+def in_chinese(text: str) -> bool:
+    """Whether `text` is written in Chinese (MIN_CHINESE_SHARE): what analyse records and what decides whether a
+    question is put into Chinese first (query/translate.py)."""
+    return chinese_share(text) >= MIN_CHINESE_SHARE
+
+
 ANCHOR_TERMS = 2  # the heaviest keywords that make a question specific (what judge checks the quotes hold)
 
 
@@ -96,7 +104,7 @@ def analyse(
         asks_figure=asks_figure(text),
         units=asked_units(text),
         stated_figures=frozenset(stated_figure_values(text)),
-        chinese=chinese_share(text) >= MIN_CHINESE_SHARE,
+        chinese=in_chinese(text),
         focus=frozenset(k.term for k in keywords if k.term in asking_clause(text)),
     )
 

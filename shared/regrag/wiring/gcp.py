@@ -67,7 +67,8 @@ def build_gcp_services(settings: Settings) -> Services:
     hyde = models.build_hyde(settings, embedder, lexical_texts(lexical, store), api_key=api_key)
     retriever = models.build_retriever(settings, embedder, vectors, lexical, store, hyde)
     reranker = models.build_reranker(settings, api_key=api_key)
-    caches = models.cache_counters(embedder, reranker, hyde)
+    translator = models.build_translator(settings, api_key=api_key)
+    caches = models.cache_counters(embedder, reranker, hyde, translator)
     remote_reranker, composer = models.build_remote_stages(settings)
     return Services(
         settings=settings,
@@ -91,6 +92,7 @@ def build_gcp_services(settings: Settings) -> Services:
         staging=GcsPartStaging(state, prefix),
         integrity=(store,),
         watches=GcsWatchStore(state, prefix),
+        translator=translator,
     )
 
 

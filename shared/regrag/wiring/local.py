@@ -52,7 +52,8 @@ def build_local_services(settings: Settings) -> Services:
         settings, embedder, SqliteVectorIndex(db), lexical, db, hyde, questions, fan_out_workers=models.cores()
     )
     reranker = models.build_reranker(settings)
-    caches = models.cache_counters(embedder, reranker, hyde)
+    translator = models.build_translator(settings)
+    caches = models.cache_counters(embedder, reranker, hyde, translator)
     vector_cache = documents.cache
     caches["document_vectors"] = lambda: {
         "hits": vector_cache.hits,
@@ -89,6 +90,7 @@ def build_local_services(settings: Settings) -> Services:
         writer_lock=functools.partial(exclusive, settings.data_dir),
         watches=SqliteWatchStore(settings.data_dir / "watches.sqlite"),
         question_backlog=QuestionBacklog(),
+        translator=translator,
     )
     # Pub/Sub push subscriptions, in process: the same handlers the embed and upsert functions run
     bus.subscribe(

@@ -8,8 +8,9 @@ deterministic local stand-in for the aids.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from regrag.config import ConfigError, Settings
 from regrag.domain.bm25 import Bm25Params
@@ -32,6 +33,7 @@ from regrag.query.judge import AbstentionRule, JudgeConfig, RelevanceFloor
 from regrag.query.quote import QuoteConfig
 from regrag.query.rerank import LlmReranker, RetrievalOrderReranker
 from regrag.query.retrieve import RetrievalConfig, Retriever
+from regrag.query.translate import QuestionTranslator
 from regrag.services import CacheStats
 
 if TYPE_CHECKING:
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 
 # Pinned prompt versions: a new version is a reviewed change here, never a silent "latest".
 RERANK_PROMPT = "rerank_v1"
+TRANSLATE_PROMPT = "translate_v1"
 HYDE_PROMPT = "hyde_v1"
 QUESTIONS_PROMPT = "questions_v1"
 # GCP mode: corpora searched at once. Its searches wait on Vector Search and GCS, not on this process's cores, so
@@ -186,6 +189,42 @@ def build_reranker(settings: Settings, api_key: str | None = None) -> Reranker:
     )
 
 
+class BuiltOnFirstUse:
+    """A `Generator` built by `build` on its first call. The translator is wired wherever Gemini is, but nearly
+    every question is in Chinese and never calls it: its client (and the Google libraries) wait for the first
+    one that is not, so building the services stays free of imports and calls (tests/gcp/test_gcp_config.py)."""
+
+    def __init__(self, build: Callable[[], Generator]) -> None:
+        self._build = build
+        self._built: Generator | None = None
+        self._lock = threading.Lock()
+
+    def generate_json(
+        self, prompt: str, schema: dict[str, Any], *, system: str | None = None, timeout_s: float | None = None
+    ) -> Any:
+        with self._lock:
+            if self._built is None:
+                self._built = self._build()
+        return self._built.generate_json(prompt, schema, system=system, timeout_s=timeout_s)
+
+
+def build_translator(settings: Settings, api_key: str | None = None) -> QuestionTranslator | None:
+    """Gemini puts a question not in Chinese into Chinese when translation is on and Gemini is reachable (a key,
+    or Vertex AI mode, as for rerank); None otherwise, and such a question gets a note asking for Chinese."""
+    key = api_key or settings.gemini_api_key
+    if not settings.translate or not (key or settings.gemini_on_vertex):
+        return None
+    from regrag.prompts import load_prompt
+
+    return QuestionTranslator(
+        BuiltOnFirstUse(lambda: gemini_generator(settings, key, settings.translate_timeout_s)),
+        settings.gemini_model,
+        load_prompt(TRANSLATE_PROMPT),
+        timeout_s=settings.translate_timeout_s,
+        cache_size=settings.translate_cache_size,
+    )
+
+
 def build_aid_generator(
     settings: Settings,
     *,
@@ -290,13 +329,20 @@ def build_questions_indexer(
     )
 
 
-def cache_counters(embedder: QueryEmbeddingCache, reranker: Reranker, hyde: Hyde | None) -> dict[str, CacheStats]:
+def cache_counters(
+    embedder: QueryEmbeddingCache,
+    reranker: Reranker,
+    hyde: Hyde | None,
+    translator: QuestionTranslator | None = None,
+) -> dict[str, CacheStats]:
     """The in-memory caches this wiring built, by the name /healthz reports them under."""
     caches: dict[str, CacheStats] = {"query_embedding": embedder.query_cache.stats}
     if isinstance(reranker, LlmReranker):
         caches["rerank"] = reranker.cache.stats
     if hyde is not None:
         caches["hyde"] = hyde.cache.stats
+    if translator is not None:
+        caches["translate"] = translator.cache.stats
     return caches
 
 
