@@ -133,7 +133,8 @@ def test_a_row_of_a_table_is_quoted_with_the_item_that_says_what_the_table_is():
     assert "延伸距离如下：" in first.span and first.span.endswith("500千伏 20米")  # not "第十条……500千伏 20米" alone
     # and item （一） with the lead-in above it: no orphan item either
     assert first.span.startswith("第十条 电力线路保护区：(一)架空电力线路保护区") and not is_fragment(first.span)
-    assert first.citation.provision == "第十条第一款第（一）项"
+    # one 款: the paragraph on crowded areas after the table is part of item (一), and (二) follows in the same list
+    assert first.citation.provision == "第十条第（一）项"
     assert all(piece in doc.text for piece in first.pieces)
 
 
@@ -190,3 +191,31 @@ def test_the_forms_the_ordering_rules_name_are_the_data_files_forms():
 
     names = {f.name for f in forms()}
     assert names >= order.SPECIFIC_FORMS | {order.PENALTY, order.AUTHORITY}
+
+
+ACCIDENTS = """# 某某电力事故处置条例
+
+第三条 发电机组因安全故障停止运行造成的事故，分为特别重大事故、重大事故、较大事故和一般事故，由发电厂报告。
+
+第十条 发电机组因安全故障停止运行的，发电厂应当立即向电力调度机构报告。
+
+第三十七条 本条例自2011年9月1日起施行。
+
+附：
+
+注：1．符合本表所列情形之一的，即构成相应等级的电力安全事故。
+
+2．发电机组因安全故障停止运行，是指并网运行的发电机组因安全故障需要停止运行的状态。
+"""
+
+
+def test_below_the_first_quote_an_appendix_note_gives_way_to_the_articles():
+    doc = act("syn-accidents", ACCIDENTS)
+    appendix = next(c.article for c in doc.chunks if c.kind == "appendix")
+    question = "发电机组因安全故障停止运行，发电厂应当向谁报告？"
+    below = compose_answer(question, ranked((doc, "第十条"), (doc, appendix), (doc, "第三条")), source_text=texts(doc))
+    assert firsts(below) == [("syn-accidents", "第十条"), ("syn-accidents", "第三条")]
+    # first, where retrieval put it as the best match, it stays (cited as the appendix)
+    meaning = "发电机组因安全故障停止运行是指什么状态？"
+    first = compose_answer(meaning, ranked((doc, appendix), (doc, "第十条")), source_text=texts(doc))
+    assert firsts(first) == [("syn-accidents", appendix), ("syn-accidents", "第十条")]

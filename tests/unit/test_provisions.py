@@ -99,3 +99,28 @@ def test_a_list_whose_lead_in_ends_in_a_full_stop_is_introduced_by_the_sentence_
     # an item numbered (二) after a sentence is not a list's start: it is not given that sentence as its lead-in
     later = read_provisions("第九条 甲应当报告。\n\n（二）乙的情形。")
     assert [(u.kind, u.lead_in) for u in later.units] == [(SENTENCE, None), (ITEM, None)]
+
+
+def test_a_paragraph_inside_an_item_does_not_end_the_list():
+    # 电力设施保护条例 第十条: (一) with its table and a paragraph on crowded areas, then (二) of the same list
+    prov = read_provisions(article("nat-reg-0091", "第十条"))
+    second = next(i for i, u in enumerate(prov.units) if u.marker == "(二)")
+    assert prov.units[second].lead_in == 0 and prov.span(0) == "电力线路保护区："
+    assert prov.items_of(0) == [1, second] and prov.paragraphs == 1
+    crowded = next(i for i, u in enumerate(prov.units) if prov.span(i).startswith("在厂矿"))
+    assert prov.units[crowded].kind == SENTENCE and prov.units[crowded].paragraph == 1
+    # a new list after a paragraph is not the old one going on: it starts at (一) again, under its own sentence
+    text = "第九条 甲：\n（一）子；\n（二）丑。\n另一款。\n（一）寅。"
+    units = read_provisions(text).units
+    assert [(u.kind, u.paragraph, u.lead_in) for u in units][-2:] == [(LEAD_IN, 2, None), (ITEM, 2, 3)]
+
+
+def test_an_item_ending_in_a_colon_introduces_the_sub_items_of_another_style_after_it():
+    text = "\n".join(["第五条 申请人应当提交：", "（一）申请书；", "（二）权属证明，包括：", "1.土地使用合同；",
+                      "2.地价款证明；",
+                      "（三）测绘报告。"])  # fmt: skip
+    prov = read_provisions(text)
+    by_marker = {u.marker: u for u in prov.units if u.kind == ITEM}
+    second = prov.units.index(by_marker["（二）"])
+    assert by_marker["1."].lead_in == second and by_marker["2."].lead_in == second
+    assert by_marker["（三）"].lead_in == by_marker["（一）"].lead_in == 0  # back in the outer list

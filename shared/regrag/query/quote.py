@@ -20,7 +20,7 @@ from regrag import logs
 from regrag.domain.results import ELLIPSIS, Bullet, Candidate
 from regrag.query.citations import citation_for
 from regrag.query.fit import Fit, fit, rarity
-from regrag.query.order import first_quote
+from regrag.query.order import Quote, first_quote
 from regrag.query.question import Question
 from regrag.text.chunking import KIND_ARTICLE
 from regrag.text.legal import APPENDIX_RE, ARTICLE_RE, HEADING_RE
@@ -126,8 +126,18 @@ def quote(
             _log_dropped(cand)
             continue
         found.append((bullet, cand, choice.fit))
-    kept = first_quote(q, found)[: config.max_bullets]
+    kept = _articles_below_first(first_quote(q, found))[: config.max_bullets]
     return Quotes(tuple(b for b, _, _ in kept), dropped, foreign, tuple(f for _, _, f in kept))
+
+
+def _articles_below_first(quotes: list[Quote]) -> list[Quote]:
+    """Below the first quote, only articles when any article is quoted: a quote from outside them (an appendix's
+    notes, a preamble) is kept first, where it is the best match, or when nothing else is quotable. Further down
+    it cannot be cited by article and does not answer (quotes tune: 1 of 683 bullets, an appendix's definition of
+    a generating unit's outage under the articles on retiring coal units)."""
+    if not any(c.chunk.kind == KIND_ARTICLE for _, c, _ in quotes):
+        return quotes
+    return [quote for n, quote in enumerate(quotes) if n == 0 or quote[1].chunk.kind == KIND_ARTICLE]
 
 
 def _log_dropped(cand: Candidate) -> None:

@@ -12,6 +12,12 @@ entries: 委员长，…委员若干人。; items whose （一） the source los
 are that unit's items too, in its paragraph: quoted alone, "500千伏 20米" says nothing, and a lead-in without them
 is a fragment. A list whose lead-in ends in 。 (…可以中止调处，并向本级人民政府报告。/（一）…) is introduced by the
 sentence before its item （一）. With both, items without a lead-in in the corpus 126 → 35 (bench/provisions.py).
+
+Lists nest and go on: an item ending in ： introduces the items of another marker style after it (（二）权属证明，
+包括：/ 1.…), and the outer list resumes at its next marker; a paragraph between two items of one list (电力设施保护条例
+第十条: (一)'s table, a paragraph on crowded areas, then (二)) is part of the item before it, not a new 款, so (二) keeps
+the lead-in 电力线路保护区： and is cited 第十条第（二）项. Items without a lead-in 35 → 20 (the rest are lists whose
+first items sit on the lead-in's own line, or whose lead-in the source lost).
 """
 
 from __future__ import annotations
@@ -80,8 +86,12 @@ def read_provisions(text: str) -> Provisions:
     units: list[Unit] = []
     paragraph = 0
     lead_in: int | None = None
+    # the lists open, outermost first: their markers' style ("（）", "．") and lead-in; a list of another style
+    # after an item ending in ： is that item's (3．本表下列用语的含义：/ (1)电网负荷，是指…)
+    lists: list[tuple[str, int | None]] = []
     rows_of: int | None = None  # the unit ending in ： whose unmarked rows may follow (…延伸距离如下：/ 1—10千伏 5米)
-    for line_start, line_end in _lines(text, body_start):
+    lines = _lines(text, body_start)
+    for n, (line_start, line_end) in enumerate(lines):
         first_on_line = None
         line = text[line_start:line_end]
         item = ITEM_RE.match(line)
@@ -91,9 +101,18 @@ def read_provisions(text: str) -> Provisions:
             units.append(Unit(ITEM, line_start, line_end, units[rows_of].paragraph, lead_in=rows_of))
             continue
         rows_of = None
+        if item is None and _list_goes_on(text, units, lists, lines[n + 1 :]):
+            # a paragraph inside an item, the list going on after it (电力设施保护条例 第十条: (一)'s table, then
+            # 在厂矿、城镇等人口密集地区…, then (二)): the same 款, and the next item keeps the list's lead-in
+            for start, end in sentence_spans(line):
+                units.append(Unit(SENTENCE, start + line_start, end + line_start, max(paragraph, 1)))
+            continue
         if item is None:
             paragraph += 1
             lead_in = None
+            lists = []
+        else:
+            lead_in = _list_of(text, units, lists, _style(item.group("label")), lead_in)
         for start, end in sentence_spans(line):
             start, end = start + line_start, end + line_start
             marker = ITEM_RE.match(text[start:end])
@@ -104,6 +123,7 @@ def read_provisions(text: str) -> Provisions:
                 intro = next(u.start for u in units if u.paragraph == units[-1].paragraph)
                 units[-1] = replace(units[-1], kind=LEAD_IN, intro=intro)
                 lead_in = len(units) - 1
+                lists[-1] = (lists[-1][0], lead_in)
             if marker is not None and (item is not None or lead_in is not None):
                 units.append(Unit(ITEM, start, end, max(paragraph, 1), number, marker.group("label"), lead_in))
                 continue
@@ -121,6 +141,44 @@ def read_provisions(text: str) -> Provisions:
         if units and text[units[-1].start : units[-1].end].rstrip().endswith(_LEAD_IN_END):
             rows_of = len(units) - 1
     return Provisions(text, tuple(units), label, max(paragraph, 1))
+
+
+def _style(marker: str) -> str:
+    """A marker without its number: （） for （二）, () for (2), ． for 3．, 、 for 二、."""
+    return re.sub(r"[一二三四五六七八九十百零〇0-9０-９]+", "", marker.strip())
+
+
+def _list_of(
+    text: str, units: list[Unit], lists: list[tuple[str, int | None]], style: str, lead_in: int | None
+) -> int | None:
+    """The lead-in of an item whose marker has `style`, `lists` updated: a list already open in that style (the
+    lists inside it end), a new list under the unit before it when that unit ends in ： (a lead-in, or an item
+    that introduces sub-items), else the lead-in the line before left open."""
+    for depth, (open_style, open_lead_in) in enumerate(lists):
+        if open_style == style:
+            del lists[depth + 1 :]
+            return open_lead_in
+    if units and text[units[-1].start : units[-1].end].rstrip().endswith(_LEAD_IN_END):
+        lists.append((style, len(units) - 1))
+        return len(units) - 1
+    lists.append((style, lead_in))
+    return lead_in
+
+
+def _list_goes_on(
+    text: str, units: list[Unit], lists: list[tuple[str, int | None]], after: list[tuple[int, int]]
+) -> bool:
+    """Whether the next item line after an unmarked line continues an open list with a lead-in: its marker has
+    the list's style and the number after the list's last item."""
+    following = next((m for a, b in after if (m := ITEM_RE.match(text[a:b])) is not None), None)
+    if following is None or not lists:
+        return False
+    style = _style(following.group("label"))
+    open_lead_in = next((lead for s, lead in lists if s == style), None)
+    if open_lead_in is None:
+        return False
+    numbers = [u.item for u in units if u.kind == ITEM and u.lead_in == open_lead_in and u.item is not None]
+    return bool(numbers) and _item_number(following.group("label")) == numbers[-1] + 1
 
 
 def _is_row(line: str, previous: str | None) -> bool:
