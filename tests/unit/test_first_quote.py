@@ -219,3 +219,40 @@ def test_below_the_first_quote_an_appendix_note_gives_way_to_the_articles():
     meaning = "发电机组因安全故障停止运行是指什么状态？"
     first = compose_answer(meaning, ranked((doc, appendix), (doc, "第十条")), source_text=texts(doc))
     assert firsts(first) == [("syn-accidents", appendix), ("syn-accidents", "第十条")]
+
+
+ENERGY = """# 中华人民共和国能源法
+
+第七十三条 违反本法规定，有关单位在能源应急状态时不服从统一指挥和安排的，由能源主管部门责令改正；\
+拒不改正的，对单位处十万元以上五十万元以下的罚款。
+"""
+
+MINERALS = """# 中华人民共和国矿产资源法
+
+第七十二条 出现矿产资源应急状态时，有关单位不服从统一指挥和安排的，由自然资源主管部门责令改正；\
+拒不改正的，对单位处十万元以上五十万元以下罚款。
+"""
+
+RENEWABLES = """# 中华人民共和国可再生能源法
+
+第二十九条 违反本法规定，有关单位不服从统一安排的，由能源主管部门责令改正；拒不改正的，处五万元以上十万元以下的罚款。
+"""
+
+
+def test_the_act_the_question_names_is_quoted_first():
+    energy, minerals, renewables = act("syn-en", ENERGY), act("syn-min", MINERALS), act("syn-re", RENEWABLES)
+    source = texts(energy, minerals, renewables)
+    cands = ranked((minerals, "第七十二条"), (energy, "第七十三条"))
+    named = compose_answer("按能源法，能源应急状态下单位拒不服从统一指挥的，罚多少？", cands, source_text=source)
+    assert firsts(named)[0] == ("syn-en", "第七十三条")
+    unnamed = compose_answer("应急状态下单位拒不服从统一指挥的，罚多少？", cands, source_text=source)
+    assert firsts(unnamed)[0] == ("syn-min", "第七十二条")  # the ranking's order stands
+    # 能源法 inside 可再生能源法 is not the question naming 能源法
+    cands = ranked((energy, "第七十三条"), (renewables, "第二十九条"))
+    longer = compose_answer("按可再生能源法，单位拒不服从统一安排的，罚多少？", cands, source_text=source)
+    assert firsts(longer)[0] == ("syn-re", "第二十九条")
+    cands = ranked((renewables, "第二十九条"), (energy, "第七十三条"))
+    assert firsts(compose_answer("按可再生能源法，单位拒不服从统一安排的，罚多少？", cands, source_text=source))[0] == (
+        "syn-re",
+        "第二十九条",
+    )

@@ -14,10 +14,10 @@ is a fragment. A list whose lead-in ends in 。 (…可以中止调处，并向�
 sentence before its item （一）. With both, items without a lead-in in the corpus 126 → 35 (bench/provisions.py).
 
 Lists nest and go on: an item ending in ： introduces the items of another marker style after it (（二）权属证明，
-包括：/ 1.…), and the outer list resumes at its next marker; a paragraph between two items of one list (电力设施保护条例
-第十条: (一)'s table, a paragraph on crowded areas, then (二)) is part of the item before it, not a new 款, so (二) keeps
-the lead-in 电力线路保护区： and is cited 第十条第（二）项. Items without a lead-in 35 → 20 (the rest are lists whose
-first items sit on the lead-in's own line, or whose lead-in the source lost).
+包括：/ 1.…), and the outer list resumes at its next marker; a paragraph between two items of one list
+(电力设施保护条例 第十条: (一)'s table, a paragraph on crowded areas, then (二)) is part of the item before it, not a
+new 款, so (二) keeps the lead-in 电力线路保护区： and is cited 第十条第（二）项. Items without a lead-in 35 → 20 (the
+rest are lists whose first items sit on the lead-in's own line, or whose lead-in the source lost).
 """
 
 from __future__ import annotations
