@@ -124,3 +124,18 @@ def test_an_item_ending_in_a_colon_introduces_the_sub_items_of_another_style_aft
     second = prov.units.index(by_marker["（二）"])
     assert by_marker["1."].lead_in == second and by_marker["2."].lead_in == second
     assert by_marker["（三）"].lead_in == by_marker["（一）"].lead_in == 0  # back in the outer list
+
+
+def test_a_lead_in_with_its_first_items_on_its_own_line_is_split_into_them():
+    # 广东省人力资源市场条例 第四十八条: the lead-in and items （一）–（三） on one line, （四） and （五） on the next
+    text = (
+        "第四十八条 主管部门及其工作人员有下列情形之一的，依法给予处分： （一）不依法作出行政许可决定；"
+        " （二）索取财物；\n\n"
+        "（四）不依法及时处理投诉、举报，造成严重后果； （五）其他滥用职权的情形。"
+    )
+    prov = read_provisions(text)
+    assert [(u.kind, u.item) for u in prov.units] == [(LEAD_IN, None), (ITEM, 1), (ITEM, 2), (ITEM, 4), (ITEM, 5)]
+    assert prov.span(0).endswith("依法给予处分：") and prov.span(1) == "（一）不依法作出行政许可决定；"
+    assert prov.items_of(0) == [1, 2, 3, 4] and prov.paragraphs == 1
+    # a figure after a colon is not an item: 标准：1.5米
+    assert [u.kind for u in read_provisions("第三条 间距标准：1.5米以上。").units] == [SENTENCE]

@@ -16,8 +16,9 @@ sentence before its item （一）. With both, items without a lead-in in the co
 Lists nest and go on: an item ending in ： introduces the items of another marker style after it (（二）权属证明，
 包括：/ 1.…), and the outer list resumes at its next marker; a paragraph between two items of one list
 (电力设施保护条例 第十条: (一)'s table, a paragraph on crowded areas, then (二)) is part of the item before it, not a
-new 款, so (二) keeps the lead-in 电力线路保护区： and is cited 第十条第（二）项. Items without a lead-in 35 → 20 (the
-rest are lists whose first items sit on the lead-in's own line, or whose lead-in the source lost).
+new 款, so (二) keeps the lead-in 电力线路保护区： and is cited 第十条第（二）项. A lead-in whose first items share its
+line (…依法给予处分： （一）…； （二）…；) is split into them. Items without a lead-in 35 → 6 (lists whose markers or
+lead-in the source lost).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import re
 from dataclasses import dataclass, replace
 
 from regrag.text.legal import ARTICLE_RE, ITEM_RE
-from regrag.text.numerals import int_to_chinese, parse_numeral
+from regrag.text.numerals import ITEM_LABEL, int_to_chinese, parse_numeral
 from regrag.text.sentences import sentence_spans
 
 SENTENCE = "sentence"
@@ -133,6 +134,15 @@ def read_provisions(text: str) -> Provisions:
                 continue
             if first_on_line is None:
                 first_on_line = start
+            inline = _inline_first_item(text, start, end) if item is None else None
+            if inline is not None:
+                # a lead-in with its first item on its line (…依法给予处分： （一）不依法作出行政许可决定；): two units
+                units.append(Unit(LEAD_IN, start, inline.start() + 1, max(paragraph, 1), intro=first_on_line))
+                lead_in = len(units) - 1
+                lists = [(_style(inline.group("label")), lead_in)]
+                first = Unit(ITEM, inline.start("label"), end, max(paragraph, 1), 1, inline.group("label"), lead_in)
+                units.append(first)
+                continue
             if text[start:end].rstrip().endswith(_LEAD_IN_END):
                 units.append(Unit(LEAD_IN, start, end, max(paragraph, 1), intro=first_on_line))
                 lead_in = len(units) - 1
@@ -141,6 +151,18 @@ def read_provisions(text: str) -> Provisions:
         if units and text[units[-1].start : units[-1].end].rstrip().endswith(_LEAD_IN_END):
             rows_of = len(units) - 1
     return Provisions(text, tuple(units), label, max(paragraph, 1))
+
+
+_INLINE_ITEM = re.compile(rf"[：:][ \t]*{ITEM_LABEL}(?![0-9])")
+
+
+def _inline_first_item(text: str, start: int, end: int) -> re.Match[str] | None:
+    """In a sentence, the ： that ends a lead-in and the marker of item 1 after it on the same line (注：1．… /
+    …处分： （一）…), or None."""
+    found = _INLINE_ITEM.search(text, start, end)
+    if found is None or _item_number(found.group("label")) != 1:
+        return None
+    return found
 
 
 def _style(marker: str) -> str:
