@@ -8,7 +8,8 @@ from regrag.domain.models import Filters
 from regrag.domain.results import Candidate
 from regrag.ingest.ingest import build_document
 from regrag.ports import Blob
-from regrag.query.judge import AbstentionRule, RelevanceFloor, Signals, best_coverage, signals
+from regrag.query.confidence import assess
+from regrag.query.judge import AbstentionRule, RelevanceFloor, Signals, best_coverage, judge, signals
 from regrag.query.question import analyse
 from regrag.query.quote import quote
 from regrag.query.retrieve import measured
@@ -182,3 +183,30 @@ def test_candidates_all_from_one_document_are_near_the_question_though_its_words
     q = analyse(question, Filters())
     assert measured(q, drifted)[4].features.coverage == 0
     assert compose_answer(question, drifted, Filters(), source_text=lambda _: doc.text).abstained
+
+
+def _judged(doc, question, article):
+    q = analyse(question, Filters())
+    chunks = [c for c in doc.chunks if c.article == article]
+    cands = measured(q, [Candidate(c, 1.0, dense_score=0.95, fused_score=0.09) for c in chunks])
+    quotes = quote(q, cands, lambda _: doc.text, read_path_options().quote)
+    config = read_path_options().judge
+    verdict = judge(q, cands, quotes, "skipped", config)
+    spans = " ".join(b.span for b in quotes.bullets)
+    plain = assess(cands, q.coverage(spans), rerank_status="skipped", dense_floor=config.floor.dense)
+    return verdict, plain
+
+
+def test_the_level_is_one_lower_when_the_first_quote_holds_nothing_of_what_is_asked(doc):
+    # 第二十八条 says when to give notice; it holds no penalty
+    verdict, plain = _judged(doc, "供电企业因计划检修停电，没有提前通知用户，会受到什么处罚？", "第二十八条")
+    first = verdict.confidence.inputs["first_quote"]
+    assert "penalty" in first["asks"] and "penalty" not in first["asked"]
+    assert (
+        plain.level in ("high", "medium")
+        and verdict.confidence.level == {"high": "medium", "medium": "low"}[plain.level]
+    )
+    # 第四十一条 holds the penalty asked: the level stands
+    verdict, plain = _judged(doc, "盗窃电能的，会受到什么处罚？", "第四十一条")
+    assert "penalty" in verdict.confidence.inputs["first_quote"]["asked"]
+    assert verdict.confidence.level == plain.level

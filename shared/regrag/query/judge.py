@@ -273,7 +273,7 @@ def judge(q: Question, ranked: Sequence[Candidate], quotes: Quotes, rerank_statu
         "reasons": reasons,
         "first_quote": _first(q, quotes, ranked),
     }
-    confidence = replace(confidence, inputs=inputs)
+    confidence = replace(confidence, level=_level(confidence.level, inputs["first_quote"]), inputs=inputs)
     if config.rule.abstains(seen):
         # the quotes found do not answer: say so, with why; the candidates stay in the response as evidence
         inputs = {**confidence.inputs, "abstained_by": BY_CONFIDENCE}
