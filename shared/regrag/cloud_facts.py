@@ -255,7 +255,7 @@ def generation_params(model_id: str, temperature: float, thinking_level: str | N
         return GenerationParams(temperature)
     sent_temperature = None if model.temperature == IGNORED else temperature
     if model.thinking_levels:
-        level = thinking_level or model.thinking_levels[0]
+        level = thinking_level or model.lowest_thinking
         if level not in model.thinking_levels:
             raise ValueError(f"{model.model_id} takes thinking levels {', '.join(model.thinking_levels)}, not {level}")
         return GenerationParams(sent_temperature, thinking_level=level)
