@@ -1,5 +1,5 @@
 """A versioned prompt answered by a text model as JSON: what HyDE (query/aids/hyde.py), the questions-answered index
-(ingest/questions.py) and the reranker (query/rerank.py) share.
+(ingest/questions.py), the reranker (query/rerank.py) and the question translator (query/translate.py) share.
 
 Each binds one prompt file (`## system` and a `## user` template) to the `Generator` port with one deadline, builds
 its user turn from JSON-encoded data (`prompt_json`), and logs the model, prompt and prompt digest with every
@@ -9,10 +9,27 @@ call, never the question or document text. What each asks, validates and caches 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from regrag.ports import Generator
 from regrag.prompts import Prompt
+
+
+def string_field_schema(name: str) -> dict[str, Any]:
+    """The response schema of an answer that is one JSON object with one string: {"answer": string}."""
+    return {"type": "object", "properties": {name: {"type": "string"}}, "required": [name]}
+
+
+def string_field(raw: Any, name: str, invalid: type[ValueError]) -> str:
+    """The non-empty string `name` of the model's JSON object (`string_field_schema`), whitespace collapsed;
+    `invalid` when the answer is not such an object."""
+    if not isinstance(raw, dict):
+        raise invalid(f"expected a JSON object, got {type(raw).__name__}")
+    value = raw.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise invalid(f'no non-empty "{name}" string')
+    return " ".join(value.split())
 
 
 def prompt_json(value: Any) -> str:
@@ -52,6 +69,11 @@ class PromptedModel:
     def ask(self, user_turn: str, schema: dict[str, Any]) -> Any:
         """The model's JSON answer to `user_turn` under `schema`; raises GenerationError."""
         return self.generator.generate_json(user_turn, schema, system=self.system, timeout_s=self.timeout_s)
+
+    def call_fields(self, started: float, **extra: Any) -> dict[str, Any]:
+        """What a call's log line names: the model and prompt (`log_fields`), the time since `started`
+        (time.perf_counter) and `extra`; never the question or document text."""
+        return {**self.log_fields(), "elapsed_ms": round((time.perf_counter() - started) * 1000, 2), **extra}
 
     def log_fields(self) -> dict[str, Any]:
         """What every log line of a call names: the model and the exact prompt text (key and digest)."""

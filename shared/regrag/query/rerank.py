@@ -174,11 +174,4 @@ class LlmReranker(PromptedModel):
     def _fields(
         self, candidates: Sequence[Candidate], sent: Sequence[Candidate], started: float, **extra: Any
     ) -> dict[str, Any]:
-        # never the question or document text: logs are not the place for what users ask
-        return {
-            **self.log_fields(),
-            "candidates": len(candidates),
-            "sent": len(sent),
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
-            **extra,
-        }
+        return self.call_fields(started, candidates=len(candidates), sent=len(sent), **extra)

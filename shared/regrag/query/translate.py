@@ -25,7 +25,7 @@ from regrag.domain.generation import GenerationError
 from regrag.lru import LruCache
 from regrag.ports import Generator
 from regrag.prompts import Prompt
-from regrag.prompts.prompted import PromptedModel, prompt_json
+from regrag.prompts.prompted import PromptedModel, prompt_json, string_field, string_field_schema
 from regrag.query.question import in_chinese
 from regrag.query.rerank import FALLBACK, STATUS_OK, STATUS_SKIPPED
 
@@ -35,11 +35,7 @@ log = logs.get("translate")
 # 120), so anything past 300 is not a translation of it
 MAX_CHARS = 300
 
-RESPONSE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"question_zh": {"type": "string"}},
-    "required": ["question_zh"],
-}
+RESPONSE_SCHEMA = string_field_schema("question_zh")
 
 TRANSLATED_NOTE = "原问题不是中文，已由模型译为中文后检索：「{zh}」。引文均为法规原文，请核对译文是否符合原意。"
 
@@ -51,12 +47,7 @@ class InvalidTranslation(ValueError):
 def parse_translation(raw: Any) -> str:
     """The translated question, whitespace collapsed; InvalidTranslation when it is missing, not Chinese (the
     model echoed the question) or too long to be a translation of a question."""
-    if not isinstance(raw, dict):
-        raise InvalidTranslation(f"expected a JSON object, got {type(raw).__name__}")
-    text = raw.get("question_zh")
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidTranslation('no non-empty "question_zh" string')
-    text = " ".join(text.split())
+    text = string_field(raw, "question_zh", InvalidTranslation)
     if not in_chinese(text):
         raise InvalidTranslation("the translation is not Chinese")
     if len(text) > MAX_CHARS:
@@ -118,7 +109,7 @@ class QuestionTranslator(PromptedModel):
             log.error(
                 "question translation failed unexpectedly; the question is searched as asked",
                 exc_info=True,
-                extra={"fields": self._fields(started, status=FALLBACK + "error")},
+                extra={"fields": self.call_fields(started, status=FALLBACK + "error")},
             )
             return Translation(FALLBACK + "error")
         self.cache.put(key, text)
@@ -133,11 +124,7 @@ class QuestionTranslator(PromptedModel):
         return Translation(status)
 
     def _log(self, level: int, message: str, started: float, **fields: Any) -> None:
-        logs.event(log, level, message, **self._fields(started, **fields))
-
-    def _fields(self, started: float, **extra: Any) -> dict[str, Any]:
-        # never the question or its translation: logs are not the place for what users ask
-        return {**self.log_fields(), "elapsed_ms": round((time.perf_counter() - started) * 1000, 2), **extra}
+        logs.event(log, level, message, **self.call_fields(started, **fields))
 
 
 def translate_question(question: str, translator: QuestionTranslator | None) -> Translation:

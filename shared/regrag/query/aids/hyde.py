@@ -25,7 +25,7 @@ from regrag.domain.generation import GenerationError
 from regrag.lru import LruCache
 from regrag.ports import Embedder, Generator
 from regrag.prompts import Prompt
-from regrag.prompts.prompted import PromptedModel, prompt_json
+from regrag.prompts.prompted import PromptedModel, prompt_json, string_field, string_field_schema
 from regrag.query.rerank import FALLBACK, STATUS_OK
 
 log = logs.get("hyde")
@@ -35,11 +35,7 @@ log = logs.get("hyde")
 # character over 362 of them), inside e5's 512-token window
 MAX_CHARS = 400
 
-RESPONSE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"answer": {"type": "string"}},
-    "required": ["answer"],
-}
+RESPONSE_SCHEMA = string_field_schema("answer")
 
 
 class InvalidHydeOutput(ValueError):
@@ -48,12 +44,7 @@ class InvalidHydeOutput(ValueError):
 
 def parse_passage(raw: Any, max_chars: int) -> str:
     """The hypothetical passage from the model's answer, whitespace collapsed and cut to `max_chars`."""
-    if not isinstance(raw, dict):
-        raise InvalidHydeOutput(f"expected a JSON object, got {type(raw).__name__}")
-    answer = raw.get("answer")
-    if not isinstance(answer, str) or not answer.strip():
-        raise InvalidHydeOutput('no non-empty "answer" string')
-    return " ".join(answer.split())[:max_chars]
+    return string_field(raw, "answer", InvalidHydeOutput)[:max_chars]
 
 
 @dataclass(frozen=True)
@@ -120,7 +111,7 @@ class Hyde(PromptedModel):
             log.error(
                 "hyde failed unexpectedly; no hypothetical-answer leg",
                 exc_info=True,
-                extra={"fields": self._fields(started, status=FALLBACK + "error")},
+                extra={"fields": self.call_fields(started, status=FALLBACK + "error")},
             )
             return HydeResult(FALLBACK + "error")
         self.cache.put(key, (passage, vector))
@@ -140,12 +131,4 @@ class Hyde(PromptedModel):
         return HydeResult(status)
 
     def _log(self, level: int, message: str, started: float, **fields: Any) -> None:
-        logs.event(log, level, message, **self._fields(started, **fields))
-
-    def _fields(self, started: float, **extra: Any) -> dict[str, Any]:
-        # never the question or the passage: logs are not the place for what users ask
-        return {
-            **self.log_fields(),
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
-            **extra,
-        }
+        logs.event(log, level, message, **self.call_fields(started, **fields))
