@@ -256,3 +256,29 @@ def test_the_act_the_question_names_is_quoted_first():
         "syn-re",
         "第二十九条",
     )
+
+
+LAND_REGISTRATION = """# 某某土地登记办法
+
+第五条 申请土地登记，应当提交下列文件：
+
+（一）土地登记申请书；
+
+（二）土地权属证明，包括：
+
+1.土地使用合同书；
+
+2.付清地价款证明；
+
+（三）测绘结果报告书。
+"""
+
+
+def test_a_sub_item_is_quoted_under_its_item_and_cited_as_that_item():
+    doc = act("syn-land", LAND_REGISTRATION)
+    answer = compose_answer("申请土地登记要提交土地使用合同书吗？", ranked((doc, "第五条")), source_text=texts(doc))
+    first = answer.bullets[0]
+    assert "提交下列文件：" in first.span and "（二）土地权属证明，包括：" in first.span
+    assert "1.土地使用合同书" in first.span
+    assert first.citation.provision == "第五条第（二）项"  # not 第（一）项, the sub-list's own number
+    assert not is_fragment(first.span)

@@ -314,7 +314,7 @@ def _provision(cand: Candidate, prov: Provisions, answering: list[int]) -> str |
     as a whole or not an article's part."""
     if cand.chunk.kind != KIND_ARTICLE or prov.label is None:
         return None
-    # a row of an item's table is cited as that item (第十条第（一）项)
+    # a row of an item's table, or a sub-item, is cited as that item (第十条第（一）项)
     shown = [_cited_unit(prov, prov.units[i]) for i in answering]
     where = cand.chunk.article
     paragraphs = sorted({u.paragraph for u in shown})
@@ -327,7 +327,11 @@ def _provision(cand: Candidate, prov: Provisions, answering: list[int]) -> str |
 
 
 def _cited_unit(prov: Provisions, unit: Unit) -> Unit:
-    """The unit a citation names: a table's row (an item without a number) is cited as the item it belongs to."""
-    if unit.kind == ITEM and unit.item is None and unit.lead_in is not None:
-        return prov.units[unit.lead_in]
+    """The unit a citation names: a table's row (an item without a number) is cited as the item it belongs to, and
+    so is a sub-item (1. under （二）权属证明，包括：): its number is not the article's 项."""
+    while unit.kind == ITEM and unit.lead_in is not None:
+        above = prov.units[unit.lead_in]
+        if unit.item is not None and above.kind != ITEM:
+            break
+        unit = above
     return unit
