@@ -59,7 +59,6 @@ def parse_translation(raw: Any) -> str:
 class Translation:
     status: str
     text: str | None = None  # the Chinese question searched (status ok)
-    cached: bool = False
 
     @property
     def note(self) -> str | None:
@@ -97,7 +96,7 @@ class QuestionTranslator(PromptedModel):
         found = self.cache.get(key)
         if found is not None:
             self._log(logging.INFO, "question translation reused", started, status=STATUS_OK, cached=True)
-            return Translation(STATUS_OK, found, cached=True)
+            return Translation(STATUS_OK, found)
         try:
             text = parse_translation(self.ask(self.user_turn(question=prompt_json(question)), RESPONSE_SCHEMA))
         except GenerationError as exc:

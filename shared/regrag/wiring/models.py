@@ -169,14 +169,21 @@ def gemini_generator(settings: Settings, key: str | None, timeout_s: float) -> G
     )
 
 
+def reach_gemini(settings: Settings, api_key: str | None) -> tuple[bool, str | None]:
+    """Whether Gemini is reachable, and the API key to reach it with: the key the caller resolved (GCP: read from
+    Secret Manager) or GEMINI_API_KEY; Vertex AI mode (REGRAG_GEMINI_VERTEX) needs none."""
+    key = api_key or settings.gemini_api_key
+    return bool(key or settings.gemini_on_vertex), key
+
+
 def build_reranker(settings: Settings, api_key: str | None = None) -> Reranker:
     """Gemini scores the candidates when reranking is on and Gemini is reachable; else the retrieval order.
 
     `api_key`: the Gemini API key the caller resolved (GCP: read from Secret Manager); locally GEMINI_API_KEY.
     Vertex AI mode (REGRAG_GEMINI_VERTEX) needs no key: the service account's credentials are used.
     """
-    key = api_key or settings.gemini_api_key
-    if not settings.rerank or not (key or settings.gemini_on_vertex):
+    reachable, key = reach_gemini(settings, api_key)
+    if not settings.rerank or not reachable:
         return RetrievalOrderReranker()
     from regrag.prompts import load_prompt
 
@@ -211,8 +218,8 @@ class BuiltOnFirstUse:
 def build_translator(settings: Settings, api_key: str | None = None) -> QuestionTranslator | None:
     """Gemini puts a question not in Chinese into Chinese when translation is on and Gemini is reachable (a key,
     or Vertex AI mode, as for rerank); None otherwise, and such a question gets a note asking for Chinese."""
-    key = api_key or settings.gemini_api_key
-    if not settings.translate or not (key or settings.gemini_on_vertex):
+    reachable, key = reach_gemini(settings, api_key)
+    if not settings.translate or not reachable:
         return None
     from regrag.prompts import load_prompt
 
@@ -241,8 +248,8 @@ def build_aid_generator(
 
         local = ExtractiveGenerator(lexical_search)
         return local, local.model_id
-    key = api_key or settings.gemini_api_key
-    if not (key or settings.gemini_on_vertex):
+    reachable, key = reach_gemini(settings, api_key)
+    if not reachable:
         raise ConfigError(
             "REGRAG_HYDE / REGRAG_QUESTIONS_INDEX with REGRAG_GENERATOR=gemini need GEMINI_API_KEY or "
             "REGRAG_GEMINI_VERTEX=true (REGRAG_GENERATOR=local selects the deterministic stand-in)"
