@@ -1,13 +1,19 @@
-"""Which quote is read first (query/order.py) and which unit of an act named by the question is quoted
-(query/fit.py `rarity`): synthetic acts, so that each rule is the only thing that decides."""
+"""Which quote is read first (query/order.py), which unit of an act named by the question is quoted (query/fit.py
+`rarity`) and which candidates may be quoted at all (query/quote.py): synthetic acts, so that each rule is the only
+thing that decides."""
 
 import json
+from dataclasses import replace
 
 from regrag.domain.models import Filters
 from regrag.domain.results import Candidate
 from regrag.ingest.ingest import build_document
 from regrag.ops.answer_keys import is_fragment
 from regrag.ports import Blob
+from regrag.query.judge import RelevanceFloor
+from regrag.query.question import analyse
+from regrag.query.quote import quotable_candidates
+from regrag.query.retrieve import measured
 
 from conftest import compose_answer, sample_text
 
@@ -282,3 +288,40 @@ def test_a_sub_item_is_quoted_under_its_item_and_cited_as_that_item():
     assert "1.土地使用合同书" in first.span
     assert first.citation.provision == "第五条第（二）项"  # not 第（一）项, the sub-list's own number
     assert not is_fragment(first.span)
+
+
+# Which candidates may be quoted (query/quote.py `quotable_candidates`): those clearing the quote floor, and when
+# none does, the best of what the relevance floor let through rather than a refusal for want of a quote.
+# many words the act does not use (three rules it never names, 委托人, 咨询服务 …) dilute every article's coverage
+LONG = "技术机构在做技术评估时，依照《某甲规程》《某乙细则》《某丙守则》向委托人额外加收咨询服务费用，是否恰当？"
+
+
+def with_coverage(cands, *coverages):
+    return [replace(c, features=replace(c.features, coverage=v)) for c, v in zip(cands, coverages, strict=True)]
+
+
+def test_the_quote_floor_decides_when_something_clears_it():
+    doc = act("syn-assess", ASSESSMENT)
+    cands = with_coverage(ranked((doc, "第九条"), (doc, "第十条"), (doc, "第一条")), 0.15, 0.4, 0.3)
+    assert [c.chunk.article for c in quotable_candidates(cands, 0.2)] == ["第十条", "第一条"]
+
+
+def test_when_nothing_clears_it_what_clears_half_of_it_is_quoted_and_nothing_below():
+    doc = act("syn-assess", ASSESSMENT)
+    cands = with_coverage(ranked((doc, "第九条"), (doc, "第十条"), (doc, "第一条")), 0.15, 0.0, 0.05)
+    assert [c.chunk.article for c in quotable_candidates(cands, 0.2)] == ["第九条"]
+    assert quotable_candidates(with_coverage(cands, 0.0, 0.0, 0.05), 0.2) == []
+    # a floor of 0 quotes every candidate, and one sharing no key term only then
+    assert len(quotable_candidates(with_coverage(cands, 0.0, 0.0, 0.0), 0.0)) == 3
+
+
+def test_a_question_whose_words_dilute_coverage_is_answered_once_the_relevance_floor_lets_it_through():
+    doc = act("syn-assess", ASSESSMENT)
+    cands = ranked((doc, "第九条"), (doc, "第一条"))
+    coverage = [c.features.coverage for c in measured(analyse(LONG, Filters()), cands)]
+    assert 0.1 <= coverage[0] < 0.2 and coverage[1] < 0.1  # the case: under the quote floor (0.2), over half of it
+    answer = compose_answer(LONG, cands, source_text=texts(doc), floor=RelevanceFloor(coverage_alone=0.1))
+    assert not answer.abstained
+    assert [(b.citation.article, b.span) for b in answer.bullets] == [
+        ("第九条", "第九条 技术机构对建设项目进行技术评估，不得向建设单位收取任何费用。")
+    ]
