@@ -61,7 +61,7 @@ MAX_ARTICLE_CHARS = 30_000  # how far back an article's label is looked for (the
 class QuoteConfig:
     top_n: int  # the candidates quoted from
     max_bullets: int
-    quote_floor: float  # a candidate whose coverage is below it is never quoted
+    quote_floor: float  # a candidate whose coverage is below it is quoted only when none clears it
 
 
 @dataclass(frozen=True)
