@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, replace
 
 from regrag.text.legal import ARTICLE_RE, ITEM_RE
-from regrag.text.numerals import ITEM_LABEL, int_to_chinese, parse_numeral
+from regrag.text.numerals import ARABIC, ITEM_LABEL, LABEL_DIGITS, int_to_chinese, parse_numeral
 from regrag.text.sentences import sentence_spans
 
 SENTENCE = "sentence"
@@ -167,7 +167,7 @@ def _inline_first_item(text: str, start: int, end: int) -> re.Match[str] | None:
 
 def _style(marker: str) -> str:
     """A marker without its number: （） for （二）, () for (2), ． for 3．, 、 for 二、."""
-    return re.sub(r"[一二三四五六七八九十百零〇0-9０-９]+", "", marker.strip())
+    return re.sub(f"[{LABEL_DIGITS}{ARABIC}]+", "", marker.strip())
 
 
 def _list_of(
@@ -192,8 +192,10 @@ def _list_goes_on(
 ) -> bool:
     """Whether the next item line after an unmarked line continues an open list with a lead-in: its marker has
     the list's style and the number after the list's last item."""
+    if not lists:
+        return False
     following = next((m for a, b in after if (m := ITEM_RE.match(text[a:b])) is not None), None)
-    if following is None or not lists:
+    if following is None:
         return False
     style = _style(following.group("label"))
     open_lead_in = next((lead for s, lead in lists if s == style), None)
