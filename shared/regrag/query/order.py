@@ -36,13 +36,11 @@ from regrag.domain.results import Bullet, Candidate
 from regrag.query.fit import Fit
 from regrag.query.forms import forms
 from regrag.query.question import Question
+from regrag.query.temporal import MIN_SHORT_TITLE
 from regrag.text.legal import QUOTE_OPENING_RE
 from regrag.text.relations import title_key
 
 FIRST_AMONG = 3  # the quotes that may be moved to the front
-# an act is named by its title without 中华人民共和国 of at least this many characters (电力法, 能源法), as in
-# query/temporal.py
-MIN_NAMED = 3
 # the kinds of provision whose answer is one specific thing a quote holds or not (query/forms.py)
 SPECIFIC_FORMS = frozenset({"penalty", "authority", "time_limit", "liability"})
 NATIONAL = "national"
@@ -110,9 +108,10 @@ def _named_act(q: Question, quotes: Sequence[Quote]) -> int | None:
 
 
 def _acts_named(question: str, titles: Sequence[str]) -> set[str]:
-    """The acts among `titles` the question names (按能源法 → 能源法): by title key, at least MIN_NAMED characters, and
-    not inside the name of another of them it names (能源法 in 可再生能源法)."""
-    keys = {key for key in map(title_key, titles) if len(key) >= MIN_NAMED and key in question}
+    """The acts among `titles` the question names (按能源法 → 能源法): by title key, at least MIN_SHORT_TITLE
+    characters (the bound query/temporal.py reads a named act by), and not inside the name of another of them it
+    names (能源法 in 可再生能源法)."""
+    keys = {key for key in map(title_key, titles) if len(key) >= MIN_SHORT_TITLE and key in question}
     return {key for key in keys if not any(key != other and key in other for other in keys)}
 
 
