@@ -96,6 +96,24 @@ def test_a_penalty_asked_puts_the_penalty_article_before_the_duty_it_enforces():
     assert firsts(duty) == [("syn-assess", "第九条"), ("syn-assess", "第二十四条")]
 
 
+EIA = """# 某某环境影响评价条例
+
+第十二条 建设项目的环境影响报告书批准后，建设项目方开工建设的，应当报原审批部门重新审核。
+
+第十三条 审批部门应当自收到环境影响报告书之日起60日内作出审批决定。
+"""
+
+
+def test_a_figure_asked_puts_the_quote_that_states_one_first():
+    doc = act("syn-eia", EIA)
+    cands = ranked((doc, "第十二条"), (doc, "第十三条"))
+    asked = compose_answer("环境影响报告书交上去，审批部门要在多少天内作出审批决定？", cands, source_text=texts(doc))
+    assert firsts(asked) == [("syn-eia", "第十三条"), ("syn-eia", "第十二条")]
+    # no figure asked: the ranking's order stands
+    plain = compose_answer("环境影响报告书批准后开工建设要重新审核吗？", cands, source_text=texts(doc))
+    assert firsts(plain) == [("syn-eia", "第十二条"), ("syn-eia", "第十三条")]
+
+
 def test_only_the_first_quotes_are_reordered():
     doc = act("syn-assess", ASSESSMENT)
     # the penalty article ranked fourth: beyond the quotes that may move (the ranking knows better there)
