@@ -10,6 +10,7 @@ from regrag.text.numerals import (
     DATE_RE,
     HEADING_LABEL,
     ITEM_LABEL,
+    approximate,
     int_to_chinese,
     parse_date_parts,
     parse_numeral,
@@ -53,6 +54,13 @@ def test_every_way_legal_text_writes_a_number(numeral: str, value: int) -> None:
 def test_what_is_not_a_numeral_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         parse_numeral(text)
+
+
+def test_a_range_of_neighbouring_digits_is_told_from_a_number() -> None:
+    for rough in ("三四", "七八十", "两三", "一两", "四十五六", "五六万"):
+        assert approximate(rough), rough
+    for exact in ("三十四", "一九九三", "二〇〇五", "一〇一", "十二", "两千", "一百零五"):
+        assert not approximate(exact), exact
 
 
 def test_labels_round_trip() -> None:

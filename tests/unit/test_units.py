@@ -63,6 +63,10 @@ def test_figures_in_a_regulation(text: str, values: set[int]) -> None:
         ("填海大概40公顷，用海申请找谁提？", set()),  # the asker's case, not a rule it presumes
         ("一家50人的企业需要考核吗？", set()),
         ("罚款是5000元吗？", {5000}),
+        # a 概数 is the asker's case (GB/T 15835-2011: 三五天, 四十五六岁), no rule the quotes must state
+        ("施工队说要用三四年，临时占地最长能占多久？", set()),
+        ("电费拖了七八天，要交多少滞纳金？", set()),
+        ("四十五六岁还能报考吗？", set()),
     ],
 )
 def test_figures_a_question_states(question: str, values: set[int]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
-from regrag.text.numerals import ARABIC, FIGURE_DIGITS, PERCENT_DIGITS, parse_numeral
+from regrag.text.numerals import ARABIC, FIGURE_DIGITS, PERCENT_DIGITS, approximate, parse_numeral
 from regrag.text.units import QUESTION, TEXT, answering_pattern, asked_units_pattern, figure_units
 
 # what a question asking for a number says (多少钱 / 几天 / 百分之几 / 比例 / 上限 / 标准是多少)
@@ -54,7 +54,10 @@ def asked_units(question: str) -> tuple[str, ...]:
 
 
 def _number(token: str) -> int | None:
-    """'30', '３０', '三十', '两' → the integer; None for what is not a plain number."""
+    """'30', '３０', '三十', '两' → the integer; None for what is not a plain number, and for a 概数 (三四年, 七八天):
+    a range describes the asker's case (说要用三四年), it states no rule a quote must repeat."""
+    if approximate(token):
+        return None
     try:
         return parse_numeral(token)
     except ValueError:

@@ -60,6 +60,18 @@ def parse_numeral(numeral: str) -> int:
     return _positional(numeral)
 
 
+# 概数: two neighbouring digits written side by side give a range, not a number (GB/T 15835-2011 《出版物上数字用法》
+# 4.1.1 d: 相邻的两个数字并列连用表示概数 — 三五天, 一两个小时, 四十五六岁, 五六万套). A year written digit by digit
+# (一九九三) is four digits, and a code keeps its zeros (一〇一): neither is read as one.
+_APPROXIMATE = re.compile(f"[{_ONE_TO_NINE}两][{_ONE_TO_NINE}两]")
+
+
+def approximate(numeral: str) -> bool:
+    """Whether a Chinese numeral is a 概数 (三四年 → 3 or 4 years, 七八十 → 70 to 80): no single value."""
+    digit_by_digit = len(numeral) == 4 and all(ch in _VALUES for ch in numeral)
+    return not digit_by_digit and _APPROXIMATE.search(numeral) is not None
+
+
 def _positional(numeral: str) -> int:
     """十二 / 一百零五 / 一万二千五百 / 一万亿: digits times powers, summed within each 万 and 亿 group."""
     total = group = section = current = 0  # total: whole 亿s; group: below 亿; section: below 万
