@@ -324,12 +324,19 @@ def test_the_quote_floor_decides_when_something_clears_it():
     assert [c.chunk.article for c in quotable_candidates(cands, 0.2)] == ["第十条", "第一条"]
 
 
-def test_when_nothing_clears_it_what_clears_half_of_it_is_quoted_and_nothing_below():
+def test_when_nothing_clears_it_what_comes_near_the_best_is_quoted_in_ranking_order():
     doc = act("syn-assess", ASSESSMENT)
-    cands = with_coverage(ranked((doc, "第九条"), (doc, "第十条"), (doc, "第一条")), 0.15, 0.0, 0.05)
-    assert [c.chunk.article for c in quotable_candidates(cands, 0.2)] == ["第九条"]
-    assert quotable_candidates(with_coverage(cands, 0.0, 0.0, 0.05), 0.2) == []
-    # a floor of 0 quotes every candidate, and one sharing no key term only then
+    cands = ranked((doc, "第九条"), (doc, "第十条"), (doc, "第一条"))
+    # the first ranked shares fewer of the question's words than the second, but more than half as many: both
+    # are quoted and the ranking keeps its say; the third shares under half and stays out
+    assert [c.chunk.article for c in quotable_candidates(with_coverage(cands, 0.09, 0.17, 0.05), 0.2)] == [
+        "第九条",
+        "第十条",
+    ]
+    assert [c.chunk.article for c in quotable_candidates(with_coverage(cands, 0.15, 0.0, 0.05), 0.2)] == ["第九条"]
+    assert [c.chunk.article for c in quotable_candidates(with_coverage(cands, 0.0, 0.0, 0.05), 0.2)] == ["第一条"]
+    # one sharing no key term is never quoted, unless the floor is 0
+    assert quotable_candidates(with_coverage(cands, 0.0, 0.0, 0.0), 0.2) == []
     assert len(quotable_candidates(with_coverage(cands, 0.0, 0.0, 0.0), 0.0)) == 3
 
 
