@@ -7,8 +7,9 @@ order the one before it left:
 
 1. it asks for a kind of provision that names a specific thing (a penalty for 怎么处罚, an authority for 由谁批准,
    a time limit for 多久, liability for 谁赔) or for a figure (多少天 / 百分之几, in the unit asked when it names
-   one), and the first quote holds none of it while a later one does: the later one goes first. The duty article (不得向建设单位收取费用) shares the question's words; the penalty article
-   (责令退还所收费用，处…罚款) answers it. Procedure, definition and list questions are left out: their wording
+   one), and the first quote holds none of it while a later one does: the later one goes first. The duty
+   article (不得向建设单位收取费用) shares the question's words; the penalty article (责令退还所收费用，处…罚款)
+   answers it. Procedure, definition and list questions are left out: their wording
    (申请 / 批准 / 所称 / 下列) is in most articles of a procedure or definition chapter and picks nothing.
 2. it is set in a province (a province filter, or a province it names) and the first quote is a national rule
    while a later one is that province's own and holds at least what the first holds of the things asked: the
