@@ -114,6 +114,26 @@ def test_a_figure_asked_puts_the_quote_that_states_one_first():
     assert firsts(plain) == [("syn-eia", "第十二条"), ("syn-eia", "第十三条")]
 
 
+OFFICIALS = (
+    ASSESSMENT
+    + """
+第二十五条 违反本条例规定，主管部门工作人员对技术机构收取评估费用的行为不予查处的，依法给予处分。
+"""
+)
+
+
+def test_the_discipline_of_officials_is_not_what_a_penalty_asked_by_a_company_moves_forward():
+    doc = act("syn-assess", OFFICIALS)
+    cands = ranked((doc, "第九条"), (doc, "第二十五条"), (doc, "第十条"), (doc, "第二十四条"))
+    answer = compose_answer("我们公司向建设单位收取评估费用，会受到什么处罚？", cands, source_text=texts(doc), top_n=4)
+    # the company's fine is beyond the quotes that may move; the officials' 处分 is no answer to put first
+    assert firsts(answer)[0] == ("syn-assess", "第九条")
+    # asked about the officials, their discipline is what is asked
+    officials = "主管部门工作人员对收取评估费用不予查处，会受到什么处罚？"
+    asked = compose_answer(officials, cands, source_text=texts(doc), top_n=4)
+    assert firsts(asked)[0] == ("syn-assess", "第二十五条")
+
+
 def test_only_the_first_quotes_are_reordered():
     doc = act("syn-assess", ASSESSMENT)
     # the penalty article ranked fourth: beyond the quotes that may move (the ranking knows better there)

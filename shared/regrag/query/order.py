@@ -9,7 +9,9 @@ order the one before it left:
    a time limit for 多久, liability for 谁赔) or for a figure (多少天 / 百分之几, in the unit asked when it names
    one), and the first quote holds none of it while a later one does: the later one goes first. The duty
    article (不得向建设单位收取费用) shares the question's words; the penalty article (责令退还所收费用，处…罚款)
-   answers it. Procedure, definition and list questions are left out: their wording
+   answers it. A penalty counts as held on rule 3's reading: an article disciplining officials does not hold the
+   penalty asked by a question naming no public body (on the sample, 环评未批先建怎么处罚 put a city's article on
+   its own staff's 处分 first). Procedure, definition and list questions are left out: their wording
    (申请 / 批准 / 所称 / 下列) is in most articles of a procedure or definition chapter and picks nothing.
 2. it is set in a province (a province filter, or a province it names) and the first quote is a national rule
    while a later one is that province's own and holds at least what the first holds of the things asked: the
@@ -75,9 +77,26 @@ def _specific(fit: Fit) -> set[str]:
 
 def _holds_what_is_asked(q: Question, quotes: Sequence[Quote]) -> int | None:
     asks = {f.name for f in q.forms} & SPECIFIC_FORMS | ({FIGURE} if q.asks_figure else set())
-    if not asks or _specific(quotes[0][2]):
+    if not asks or _holds(q, quotes[0]):
         return None
-    return next((i for i, (_, _, f) in enumerate(quotes) if i and _specific(f)), None)
+    return next((i for i, quote in enumerate(quotes) if i and _holds(q, quote)), None)
+
+
+def _holds(q: Question, quote: Quote) -> bool:
+    """The quote holds a specific thing asked; a penalty only when it is not the discipline of a public body that
+    a question naming none did not ask about (rule 3's reading)."""
+    specific = _specific(quote[2])
+    if PENALTY in specific and _officials_not_asked(q) and _penalises(quote, _body()):
+        specific -= {PENALTY}
+    return bool(specific)
+
+
+def _body() -> re.Pattern[str]:
+    return next(f.answered for f in forms() if f.name == AUTHORITY)
+
+
+def _officials_not_asked(q: Question) -> bool:
+    return PENALTY in {f.name for f in q.forms} and not _body().search(q.text)
 
 
 def _province_own(q: Question, quotes: Sequence[Quote]) -> int | None:
@@ -93,10 +112,8 @@ def _province_own(q: Question, quotes: Sequence[Quote]) -> int | None:
 
 
 def _penalises_someone_else(q: Question, quotes: Sequence[Quote]) -> int | None:
-    if PENALTY not in {f.name for f in q.forms}:
-        return None
-    body = next(f.answered for f in forms() if f.name == AUTHORITY)
-    if body.search(q.text) or not _penalises(quotes[0], body):
+    body = _body()
+    if not _officials_not_asked(q) or not _penalises(quotes[0], body):
         return None
     return next(
         (i for i, quote in enumerate(quotes) if i and PENALTY in quote[2].asked and not _penalises(quote, body)),
