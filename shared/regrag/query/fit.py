@@ -28,6 +28,7 @@ ASKED_WEIGHT = 0.5
 # weigh this much more than the terms that set the scene
 FOCUS_WEIGHT = 1.5
 ENUMERATION = "enumeration"  # a question for a whole list: answered by a lead-in (with its items), not one item
+FIGURE = "figure"  # the name of a figure asked, among the things a unit holds (`Fit.asked`)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def asked_in(q: Question, text: str) -> tuple[str, ...]:
     """The things the question asks for that `text` holds, by name."""
     asked = []
     if q.asks_figure and states_figure(text) and figure_in_units(q.units, text):
-        asked.append("figure")
+        asked.append(FIGURE)
     if q.stated_figures and q.stated_figures & figure_values(text):
         asked.append("stated_figure")
     asked += [f.name for f in q.forms if f.answered.search(text)]

@@ -28,6 +28,7 @@ from typing import Any
 
 from regrag.domain.results import Candidate
 from regrag.query.confidence import Confidence, assess
+from regrag.query.fit import FIGURE
 from regrag.query.question import Question
 from regrag.query.quote import Quotes
 from regrag.text.figures import figure_in_units, figure_values, states_figure
@@ -243,7 +244,7 @@ def _first(q: Question, quotes: Quotes, ranked: Sequence[Candidate]) -> dict[str
     bullet = quotes.bullets[0]
     fit = quotes.fits[0] if quotes.fits else None
     rank = next((i for i, c in enumerate(ranked, 1) if c.chunk.id == bullet.chunk_id), None)
-    asks = (["figure"] if q.asks_figure else []) + [f.name for f in q.forms]
+    asks = ([FIGURE] if q.asks_figure else []) + [f.name for f in q.forms]
     return {
         "fit": None if fit is None else round(fit.coverage, 4),
         "asked": [] if fit is None else list(fit.asked),

@@ -38,7 +38,7 @@ import re
 from collections.abc import Sequence
 
 from regrag.domain.results import Bullet, Candidate
-from regrag.query.fit import Fit
+from regrag.query.fit import FIGURE, Fit
 from regrag.query.forms import forms
 from regrag.query.question import Question
 from regrag.query.temporal import MIN_SHORT_TITLE
@@ -48,7 +48,6 @@ from regrag.text.relations import title_key
 FIRST_AMONG = 3  # the quotes that may be moved to the front
 # the kinds of provision whose answer is one specific thing a quote holds or not (query/forms.py)
 SPECIFIC_FORMS = frozenset({"penalty", "authority", "time_limit", "liability"})
-FIGURE = "figure"  # what query/fit.py names a figure asked that a unit states
 NATIONAL = "national"
 PENALTY = "penalty"
 AUTHORITY = "authority"  # the form whose answering words name a public body
