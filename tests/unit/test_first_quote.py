@@ -328,8 +328,8 @@ def test_a_sub_item_is_quoted_under_its_item_and_cited_as_that_item():
     assert not is_fragment(first.span)
 
 
-# Which candidates may be quoted (query/quote.py `quotable_candidates`): those clearing the quote floor, and when
-# none does, the best of what the relevance floor let through rather than a refusal for want of a quote.
+# Which candidates may be quoted (query/quote.py `quotable_candidates`): those clearing the quote floor (and the
+# ranking's first when it comes near the best of them), and when none does, the best of what the relevance floor let through rather than a refusal for want of a quote.
 # many words the act does not use (three rules it never names, 委托人, 咨询服务 …) dilute every article's coverage
 LONG = "技术机构在做技术评估时，依照《某甲规程》《某乙细则》《某丙守则》向委托人额外加收咨询服务费用，是否恰当？"
 
@@ -342,6 +342,20 @@ def test_the_quote_floor_decides_when_something_clears_it():
     doc = act("syn-assess", ASSESSMENT)
     cands = with_coverage(ranked((doc, "第九条"), (doc, "第十条"), (doc, "第一条")), 0.15, 0.4, 0.3)
     assert [c.chunk.article for c in quotable_candidates(cands, 0.2)] == ["第十条", "第一条"]
+
+
+def test_the_rankings_first_is_quoted_below_the_floor_when_it_comes_near_the_best():
+    doc = act("syn-assess", ASSESSMENT)
+    cands = ranked((doc, "第九条"), (doc, "第十条"), (doc, "第一条"))
+    # the first ranked shares 0.17, the second clears the floor with 0.26: both are quoted, in ranking order; a
+    # lower-ranked one sharing as little as the first stays out
+    quoted = quotable_candidates(with_coverage(cands, 0.17, 0.26, 0.17), 0.2)
+    assert [c.chunk.article for c in quoted] == ["第九条", "第十条"]
+    # under half of the best, the first stays out too
+    assert [c.chunk.article for c in quotable_candidates(with_coverage(cands, 0.12, 0.26, 0.3), 0.2)] == [
+        "第十条",
+        "第一条",
+    ]
 
 
 def test_when_nothing_clears_it_what_comes_near_the_best_is_quoted_in_ranking_order():

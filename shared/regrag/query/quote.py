@@ -99,8 +99,9 @@ FALLBACK_SHARE = 0.5
 
 
 def quotable_candidates(top: Sequence[Candidate], floor: float) -> list[Candidate]:
-    """The candidates that may be quoted: those whose key-term coverage clears the quote floor; when none does,
-    those that share at least half as much as the best of them (and share something), in ranking order.
+    """The candidates that may be quoted, in ranking order: those whose key-term coverage clears the quote floor,
+    and the ranking's first when it shares at least half as much as the best; when none clears the floor, every
+    candidate that shares at least half as much as the best of them (and shares something).
 
     The relevance floor (judge.py) has already found the pool near the question when we get here, often on a
     strong dense match: a long or lay question whose many words dilute every candidate's coverage (火车票面未载明
@@ -112,13 +113,19 @@ def quotable_candidates(top: Sequence[Candidate], floor: float) -> list[Candidat
     is noise, and the ranking (which read the dense match and every word, single characters included) knows
     better. With half of the floor, a lay question's top candidate sharing 0.09 of its terms (济南 平房上方有高压线
     … 加盖一层: the article on houses under lines, ranked first by the lexical leg) was left out for one sharing
-    0.17, and one whose candidates all shared under 0.1 was refused. bench/README.md "Quoting when nothing clears
-    the quote floor" has both rules measured on every set."""
-    quotable = [c for c in top if c.features.coverage >= floor]
-    if quotable:
-        return quotable
+    0.17, and one whose candidates all shared under 0.1 was refused.
+
+    The ranking's first is the same case when another candidate clears the floor: a lay question's article that
+    both legs rank first, sharing 0.17 of its terms (工伤 申请 … 时间限制: the article with the one-year limit),
+    was left out for its neighbour sharing 0.26 (what the application form lists). Only the first: letting every
+    candidate above half of the best in changed the first quote of answers whose first was right.
+    bench/README.md "Quoting when nothing clears the quote floor" has the rules measured on every set."""
     best = max((c.features.coverage for c in top), default=0.0)
-    return [c for c in top if c.features.coverage >= best * FALLBACK_SHARE and c.features.coverage > 0]
+    near = [c for c in top if c.features.coverage >= best * FALLBACK_SHARE and c.features.coverage > 0]
+    cleared = [c for c in top if c.features.coverage >= floor]
+    if not cleared:
+        return near
+    return [c for n, c in enumerate(top) if c in cleared or (n == 0 and c in near)]
 
 
 def quote(
