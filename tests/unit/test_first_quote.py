@@ -228,13 +228,36 @@ def test_a_unit_that_fits_nearly_as_well_is_shown_with_the_best_in_one_bullet():
     assert one.bullets[0].citation.provision == "第二十条第三款"
 
 
+SOLAR = """# 某某可再生能源条例
+
+第十七条 国家鼓励单位和个人安装和使用太阳能热水系统、太阳能供热采暖和制冷系统等太阳能利用系统。
+
+房地产开发企业应当在建筑物的设计和施工中，为太阳能热水系统的安装提供必备条件。
+
+对已建成的建筑物，住户可以在不影响其质量与安全的前提下安装符合技术规范的太阳能利用系统。
+"""
+
+
+def test_a_question_whether_something_is_allowed_is_answered_by_the_unit_that_permits_it():
+    doc = act("syn-solar", SOLAR)
+    cands = ranked((doc, "第十七条"))
+    # the first 款 shares more of the question's words (太阳能热水); the one that answers 能不能 says 可以
+    allowed = compose_answer("我住的楼早就盖好了，我能不能自己在家装个太阳能热水器？", cands, source_text=texts(doc))
+    assert "住户可以" in allowed.bullets[0].span and allowed.bullets[0].citation.provision == "第十七条第三款"
+    # not asked whether it is allowed: the unit that shares the most
+    policy = compose_answer("国家对安装使用太阳能热水系统是什么政策？", cands, source_text=texts(doc))
+    assert "国家鼓励" in policy.bullets[0].span and "住户可以" not in policy.bullets[0].span
+
+
 def test_the_forms_the_ordering_rules_name_are_the_data_files_forms():
     # a form renamed in question_forms.tsv must not silently switch a rule off
     from regrag.query import order
     from regrag.query.forms import forms
 
+    from regrag.query.fit import ENUMERATION, PERMISSION
+
     names = {f.name for f in forms()}
-    assert names >= order.SPECIFIC_FORMS | {order.PENALTY, order.AUTHORITY}
+    assert names >= order.SPECIFIC_FORMS | {order.PENALTY, order.AUTHORITY, ENUMERATION, PERMISSION}
 
 
 ACCIDENTS = """# 某某电力事故处置条例

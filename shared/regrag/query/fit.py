@@ -8,7 +8,7 @@ Two parts, both read from what `analyse` took from the question:
   counts at half weight, since it is shared by every item of its list.
 - what the question asks for, found in the unit: a figure (in the unit asked, when it names one), the figures it
   states itself, and the kind of provision its wording asks for (question forms: a penalty for 怎么处罚, an
-  authority for 由谁, a time limit for 多久 …; query/forms.py).
+  authority for 由谁, a time limit for 多久, a permission or prohibition for 能不能 …; query/forms.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ ASKED_WEIGHT = 0.5
 # weigh this much more than the terms that set the scene
 FOCUS_WEIGHT = 1.5
 ENUMERATION = "enumeration"  # a question for a whole list: answered by a lead-in (with its items), not one item
+# a question whether something is allowed (能不能 / 可以吗 / 合法吗): answered by the unit that permits or forbids it
+# (可以 / 有权 / 不得 / 禁止 …), not by the one that encourages or defines; its words are in most articles, so it
+# picks a unit within an article and says nothing about whether the answer holds it (judge.py)
+PERMISSION = "permission"
 FIGURE = "figure"  # the name of a figure asked, among the things a unit holds (`Fit.asked`)
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from regrag.domain.results import Candidate
 from regrag.query.confidence import Confidence, assess
-from regrag.query.fit import FIGURE
+from regrag.query.fit import ENUMERATION, FIGURE, PERMISSION
 from regrag.query.question import Question
 from regrag.query.quote import Quotes
 from regrag.text.figures import figure_in_units, figure_values, states_figure
@@ -233,8 +233,9 @@ _LOWER = {"high": "medium", "medium": "low", "low": "low"}
 def _level(level: str, first: dict[str, Any]) -> str:
     """The confidence level the reader sees, one lower when the question asks for something specific (a figure,
     a penalty, an authority …) and the first quote holds none of it: on the dev, lay dev and quotes dev sets such
-    first quotes answer 26 % of the time, those that hold it 58 % (bench/README.md, the calibration table)."""
-    asks = set(first["asks"]) - {"enumeration"}
+    first quotes answer 26 % of the time, those that hold it 58 % (bench/README.md, the calibration table). A list
+    or a permission asked is not such a thing: 下列 / 可以 / 不得 are in most articles, holding them says little."""
+    asks = set(first["asks"]) - {ENUMERATION, PERMISSION}
     return _LOWER[level] if asks and not asks & set(first["asked"]) else level
 
 
