@@ -252,9 +252,8 @@ def test_a_question_whether_something_is_allowed_is_answered_by_the_unit_that_pe
 def test_the_forms_the_ordering_rules_name_are_the_data_files_forms():
     # a form renamed in question_forms.tsv must not silently switch a rule off
     from regrag.query import order
-    from regrag.query.forms import forms
-
     from regrag.query.fit import ENUMERATION, PERMISSION
+    from regrag.query.forms import forms
 
     names = {f.name for f in forms()}
     assert names >= order.SPECIFIC_FORMS | {order.PENALTY, order.AUTHORITY, ENUMERATION, PERMISSION}
@@ -352,7 +351,8 @@ def test_a_sub_item_is_quoted_under_its_item_and_cited_as_that_item():
 
 
 # Which candidates may be quoted (query/quote.py `quotable_candidates`): those clearing the quote floor (and the
-# ranking's first when it comes near the best of them), and when none does, the best of what the relevance floor let through rather than a refusal for want of a quote.
+# ranking's first when it comes near the best of them), and when none does, the best of what the relevance floor
+# let through rather than a refusal for want of a quote.
 # many words the act does not use (three rules it never names, 委托人, 咨询服务 …) dilute every article's coverage
 LONG = "技术机构在做技术评估时，依照《某甲规程》《某乙细则》《某丙守则》向委托人额外加收咨询服务费用，是否恰当？"
 
