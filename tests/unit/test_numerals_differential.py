@@ -408,7 +408,10 @@ def figure_text_rows(text: str) -> Iterator[Row]:
             x, y = Old.figure_in_unit(unit, sentence), figures.figure_in_units((unit,), sentence)
             if x != y:
                 yield Row(f"figure in {unit}", _shape(_unit_token(unit, sentence)), str(x), str(y))
-        a, b = Old.TIME_LIMIT_RE.search(sentence), forms.forms()[-1].answered.search(sentence)
+        a, b = (
+            Old.TIME_LIMIT_RE.search(sentence),
+            next(f for f in forms.forms() if f.name == "time_limit").answered.search(sentence),
+        )
         if bool(a) != bool(b):
             yield Row("time limit", _shape((a or b).group(0)), str(bool(a)), str(bool(b)))  # type: ignore[union-attr]
 
