@@ -87,6 +87,22 @@ def test_a_place_without_documents_is_uncovered_unless_a_candidate_is_from_there
     assert not read(doc, NOTICE).place_uncovered  # no place named
 
 
+def test_a_places_own_rule_asked_is_uncovered_unless_a_candidate_is_from_there(doc):
+    local = "西藏自治区对供电企业停电提前通知的期限是怎么规定的？"
+    assert read(doc, local).rule_place_uncovered and read(doc, local).place_uncovered
+    assert not read(doc, local, province="xz").rule_place_uncovered
+    # a project located there asks what applies there, which national law may settle
+    assert not read(doc, "在西藏建电站，供电企业停电要提前几天通知用户？").rule_place_uncovered
+
+
+def test_a_places_own_rule_that_nothing_quoted_is_from_decides_alone():
+    sure = Signals(overall=0.75, asks_figure=False, figure_quoted=False, anchor_quoted=True, place_uncovered=True)
+    rule = AbstentionRule(below=0.1)
+    assert not rule.abstains(sure)  # a place with no document of its own, asked what applies there
+    local = replace(sure, rule_place_uncovered=True)
+    assert rule.abstains(local) and "库中没有问题所问地区本地的规定" in rule.reasons(local)
+
+
 def test_the_place_check_reads_the_candidates_compose_quoted_from(doc):
     """A Tibetan rule ranked 3rd covers the place when compose quoted from 3 candidates, not when it quoted 2."""
     question = "西藏自治区供电企业停电要提前几天通知用户？"

@@ -9,7 +9,7 @@ from regrag.ports import Blob
 from regrag.query.judge import RelevanceFloor
 from regrag.query.question import analyse, question_keywords
 from regrag.query.quote import Quotes, chinese_ratio
-from regrag.query.render import ABSTAIN_TITLE, NOT_CHINESE_NOTE, heading_for, render
+from regrag.query.render import ABSTAIN_TITLE, NOT_CHINESE_NOTE, abstention, heading_for, render, with_note
 from regrag.query.retrieve import measured
 
 from conftest import SAMPLE, compose_answer
@@ -112,6 +112,13 @@ def test_heading_names_province_and_asset():
 def test_keywords_drop_question_words():
     terms = {k.term for k in question_keywords("我们要办什么手续才能并网？")}
     assert "并网" in terms and "什么" not in terms and "我们" not in terms
+
+
+def test_two_notes_are_two_lines_of_one_note_block():
+    answer = with_note(with_note(abstention("并网条件", Filters()), "第一条理由"), "第二条理由")
+    assert answer.answer_zh.count("提示：") == 1
+    assert answer.answer_zh.endswith("- 提示：\n • 第一条理由\n • 第二条理由")
+    assert answer.notes == ("第一条理由", "第二条理由")
 
 
 def test_chinese_ratio():

@@ -3,7 +3,7 @@
 import pytest
 
 from regrag.text.inference import PROVINCES
-from regrag.text.places import gazetteer, mentioned_provinces
+from regrag.text.places import gazetteer, mentioned_provinces, rule_authors
 
 
 @pytest.mark.parametrize(
@@ -56,3 +56,18 @@ def test_the_gazetteer_covers_every_province_with_known_codes():
     codes = {code for p in places.values() for code in p.provinces}
     assert codes == set(PROVINCES.values())
     assert len(places) > 350  # 31 provinces, about 330 prefecture-level divisions, a few water bodies
+
+
+@pytest.mark.parametrize(
+    ("question", "provinces"),
+    [
+        ("四川省小水电站退出的补偿标准怎么算？", ("sc",)),  # the place, then what its rule sets
+        ("海南省供用电条例对计划检修停电的公告期限是如何规定的？", ("hi",)),  # an act of that place
+        ("我们在江苏南京，小区想装光伏，南京本地对居民装光伏有什么补贴规定？", ("js",)),  # the clause that asks
+        ("在江苏建一条架空输电线路要跨越国道，需要向哪个部门申请？", ()),  # where the project is, not whose rule
+        ("我在辽宁沈阳住，冬天家里暖气不热，找谁？", ()),  # no rule named
+        ("分布式光伏项目的并网标准是什么？", ()),  # no place named
+    ],
+)
+def test_a_question_asks_a_places_own_rule_when_it_names_the_place_then_a_rule(question, provinces):
+    assert rule_authors(question).provinces == provinces

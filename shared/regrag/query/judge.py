@@ -32,6 +32,7 @@ from regrag.query.fit import ENUMERATION, FIGURE, PERMISSION
 from regrag.query.question import Question
 from regrag.query.quote import Quotes
 from regrag.text.figures import figure_in_units, figure_values, states_figure
+from regrag.text.places import PlaceScope
 
 BY_FLOOR = "floor"
 BY_NO_QUOTES = "no_quotes"
@@ -88,6 +89,9 @@ class Signals:
     # every candidate quoted from comes from one document and shares a key term of the question (`focused`: what
     # lets the floor pass)
     focused: bool = False
+    # the question asks for a place's own rule (四川省…补偿标准, 海南省供用电条例对…) and nothing quoted from comes from
+    # that place or names it: whatever the quotes say, they are not that rule
+    rule_place_uncovered: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -115,13 +119,17 @@ class AbstentionRule:
     139) as in unanswerable ones, so it makes the rule apply but costs nothing; stated figures none of which is
     quoted marked 5 of the 11 questions about rules that do not exist and none of the 187 answered ones (one dev
     question states two figures, and the quotes state one of them). A figure counts as quoted only in the unit
-    the question names, when it names one: the 8 answered questions that name a unit all get it quoted."""
+    the question names, when it names one: the 8 answered questions that name a unit all get it quoted. A
+    question asking a place's own rule (its 标准, 补贴, 条例 …: text/places.py `rule_authors`) when nothing quoted
+    from is of that place decides alone: a national article is not that place's rule however well it matches (5
+    unanswerable questions answered, 2 at high confidence; none of the answerable ones asks so: bench/README.md)."""
 
     below: float
     figure_penalty: float = 0.3
     anchor_penalty: float = 0.0
     place_penalty: float = 0.1
     stated_penalty: float = 0.3
+    rule_place_penalty: float = 1.0
 
     def _found(self, s: Signals) -> list[tuple[str, float]]:
         found = []
@@ -129,10 +137,12 @@ class AbstentionRule:
             found.append(("问题询问具体数值，但引文中没有相应数值", self.figure_penalty))
         if not s.anchor_quoted:
             found.append(("引文未涉及问题的具体对象", self.anchor_penalty))
-        if s.place_uncovered:
+        if s.place_uncovered and not s.rule_place_uncovered:  # the sharper reason below says it
             found.append(("库中没有问题所指地区的文件", self.place_penalty))
         if s.stated_unquoted:
             found.append(("问题所述的数值在引文中没有出现", self.stated_penalty))
+        if s.rule_place_uncovered:
+            found.append(("库中没有问题所问地区本地的规定", self.rule_place_penalty))
         return found
 
     def score(self, s: Signals) -> float:
@@ -212,7 +222,7 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
     spans = quotes.text
     near = {c.chunk.meta.province for c in ranked[:top_n]}
     named = q.places
-    place_uncovered = bool(named) and not (set(named.provinces) & near) and not any(n in spans for n in named.names)
+    place_uncovered = _uncovered(named, near, spans)
     anchors = q.anchors
     return Signals(
         overall=overall,
@@ -224,7 +234,14 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
         best_dense=best_dense(ranked),
         stated_unquoted=bool(q.stated_figures) and not q.stated_figures & figure_values(spans),
         focused=focused(q, ranked, top_n),
+        rule_place_uncovered=_uncovered(q.rule_places, near, spans),
     )
+
+
+def _uncovered(named: PlaceScope, near: set[str], spans: str) -> bool:
+    """The question names places (`named`) and none of the candidates quoted from is of their provinces, nor does
+    a quote name them."""
+    return bool(named) and not (set(named.provinces) & near) and not any(n in spans for n in named.names)
 
 
 _LOWER = {"high": "medium", "medium": "low", "low": "low"}

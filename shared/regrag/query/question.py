@@ -16,7 +16,7 @@ from regrag.domain.models import DocumentMeta, Filters
 from regrag.query.forms import Form, asked_forms
 from regrag.query.temporal import AsOf, resolve_as_of
 from regrag.text.figures import asked_units, asks_figure, stated_figure_values
-from regrag.text.places import PlaceScope, mentioned_provinces
+from regrag.text.places import PlaceScope, mentioned_provinces, rule_authors
 from regrag.text.segment import CJK_CHAR_RE, STOPWORDS, chinese_share, index_terms, load_terms, tokenize
 
 # a question with fewer Chinese characters than this share is not in Chinese: an English question naming one act
@@ -50,6 +50,7 @@ class Question:
         keywords: content words and dictionary terms, weighted (longer and dictionary terms weigh more).
         terms: the lexical search terms (jieba words + single characters: the index's own tokenisation).
         places: the provinces and place names the question names (whatever the filters say).
+        rule_places: those of them whose own rule it asks for (四川省…补偿标准; not 在江苏建…: text/places.py).
         forms: the kinds of provision its wording asks for (penalty, procedure, definition …).
         asks_figure: it asks for a number (多少 / 几天 / 比例 …); `units`: the units it names for it (多少元 → 元).
         stated_figures: the values of the figures it states itself (是否每五年更换 → {5}).
@@ -64,6 +65,7 @@ class Question:
     keywords: tuple[Keyword, ...] = ()
     terms: tuple[str, ...] = ()
     places: PlaceScope = field(default_factory=PlaceScope)
+    rule_places: PlaceScope = field(default_factory=PlaceScope)
     forms: tuple[Form, ...] = ()
     asks_figure: bool = False
     units: tuple[str, ...] = ()
@@ -100,6 +102,7 @@ def analyse(
         keywords=keywords,
         terms=tuple(index_terms(text, words)),
         places=mentioned_provinces(text),
+        rule_places=rule_authors(text),
         forms=asked_forms(text),
         asks_figure=asks_figure(text),
         units=asked_units(text),

@@ -27,6 +27,7 @@ log = logs.get("compose")
 FOREIGN_NOTE = "有{n}段相关内容主要不是中文（译文、公式或数据表），未作为引文，请在检索到的条文中查看原文。"
 ABSTAIN_TITLE = "未找到相关规定"
 ABSTAIN_TEXT = "语料库中没有与该问题直接对应的条款。请调整问题或筛选条件后重试，或咨询主管部门。"
+NOTE_HEAD = "提示："  # the heading of the notes under an answer
 ASSET_NAMES = {
     "solar": "光伏",
     "wind": "风电",
@@ -103,7 +104,7 @@ def quoted(
     ocr_notes = list(dict.fromkeys(b.citation.note for b in bullets if b.citation.note))
     other_notes = ocr_notes + ([FOREIGN_NOTE.format(n=quotes.foreign)] if quotes.foreign else [])
     if other_notes:
-        answer_zh += "\n- 提示：\n" + "\n".join(f" • {n}" for n in other_notes)
+        answer_zh += f"\n- {NOTE_HEAD}\n" + "\n".join(f" • {n}" for n in other_notes)
     notes = version_notes + other_notes
     answer = Answer(
         answer_zh,
@@ -172,6 +173,9 @@ def answer_problems(answer: Answer) -> list[str]:
 
 
 def with_note(answer: Answer, note: str) -> Answer:
-    """The same answer with one more line under 提示."""
-    text = f"{answer.answer_zh}\n- 提示：\n • {note}"
+    """The same answer with one more line under 提示 (under the last block when the answer ends with one: two
+    reasons are two lines of one 提示, not two 提示)."""
+    last = answer.answer_zh.rpartition("\n- ")[2]
+    head = "" if last.startswith(NOTE_HEAD) else f"\n- {NOTE_HEAD}"
+    text = f"{answer.answer_zh}{head}\n • {note}"
     return replace(answer, answer_zh=text, notes=(*answer.notes, note), chinese_ratio=chinese_ratio(text))

@@ -22,6 +22,7 @@ into 济南 in 2019), or nothing at all.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -109,13 +110,19 @@ def _place_at(text: str, i: int, places: dict[str, Place], longest: int) -> Plac
 
 def _scan(text: str, places: dict[str, Place], longest: int) -> Iterator[Place]:
     """The names in `text`, left to right, longest first; a matched name (a river included) is consumed."""
+    for _, place in _scan_at(text, places, longest):
+        yield place
+
+
+def _scan_at(text: str, places: dict[str, Place], longest: int) -> Iterator[tuple[int, Place]]:
+    """`_scan` with where each name starts."""
     i = 0
     while i < len(text):
         place = _place_at(text, i, places, longest)
         if place is None:
             i += 1
             continue
-        yield place
+        yield i, place
         i += len(place.name)
 
 
@@ -126,6 +133,43 @@ def mentioned_provinces(text: str) -> PlaceScope:
         if place.provinces:
             provinces.update(dict.fromkeys(place.provinces))
             names.setdefault(place.name)
+    return PlaceScope(tuple(provinces), tuple(names))
+
+
+# --- whose rule a question asks for ---------------------------------------------------------------------------
+
+_CLAUSE = re.compile(r"[^，,。？?！!；;：:]+")
+_OF_PLACE = ("在", "到", "去", "从")  # prepositions of place: 在江苏建… says where, not whose rule
+
+
+@cache
+def rule_words() -> re.Pattern[str]:
+    """data/rule_words.tsv: the words that name a rule or what a rule sets (规定, 标准, 条例, 补贴 …)."""
+    text = resources.files("regrag.data").joinpath("rule_words.tsv").read_text(encoding="utf-8")
+    words = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cells = line.split("\t")
+        if len(cells) != 2 or not cells[1].startswith("corpus "):
+            raise ValueError(f"rule_words.tsv line {n}: expected word, source: {line!r}")
+        words.append(re.escape(cells[0]))
+    return re.compile("|".join(words))
+
+
+def rule_authors(text: str) -> PlaceScope:
+    """The places a question asks the own rule of: named in a clause that goes on to name a rule or what a rule
+    sets (四川省小水电站退出的补偿标准, 海南省供用电条例对…如何规定, 南京本地对…有什么补贴规定), not after a
+    preposition of place (在福建海边建一个风电场：where the project is, which national law may settle)."""
+    provinces: dict[str, None] = {}
+    names: dict[str, None] = {}
+    places, longest = gazetteer(), _longest_name()
+    for clause in _CLAUSE.finditer(text):
+        body = clause.group(0)
+        for i, place in _scan_at(body, places, longest):
+            if place.provinces and not body[:i].endswith(_OF_PLACE) and rule_words().search(body, i):
+                provinces.update(dict.fromkeys(place.provinces))
+                names.setdefault(place.name)
     return PlaceScope(tuple(provinces), tuple(names))
 
 
