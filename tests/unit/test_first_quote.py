@@ -249,6 +249,36 @@ def test_a_question_whether_something_is_allowed_is_answered_by_the_unit_that_pe
     assert "国家鼓励" in policy.bullets[0].span and "住户可以" not in policy.bullets[0].span
 
 
+SECTIONS = """# 某某计量仪表检定规定
+
+为实施计量法，现对电能计量仪表的检定、管理工作，规定如下：
+
+一、电能计量仪表由电力部门计量检定机构负责检定。
+
+二、供电单位与用电单位因电能计量准确度发生的纠纷，先由上一级电力部门进行第一次复核调解。
+"""
+
+ITEMS_ONLY = """# 某某电缆保护规定
+
+(一) 保护海底电缆是加强海防建设的重要措施。
+
+(二) 舰船锚泊要避开敷设有海底电缆的禁区。
+"""
+
+
+def test_a_section_of_a_text_without_articles_is_quoted_with_the_line_that_introduces_the_sections():
+    doc = act("syn-sections", SECTIONS)
+    cands = ranked((doc, "二、"))
+    answer = compose_answer("电能计量准确度发生纠纷，先找谁调解？", cands, source_text=texts(doc))
+    span = answer.bullets[0].span
+    assert span.startswith("为实施计量法") and "规定如下：……二、供电单位" in span and "一、" not in span
+    assert not is_fragment(span) and all(piece in doc.text for piece in answer.bullets[0].pieces)
+    # with no such line, the section stands alone
+    bare = act("syn-items", ITEMS_ONLY)
+    alone = compose_answer("舰船锚泊要避开什么？", ranked((bare, "(二)")), source_text=texts(bare))
+    assert alone.bullets[0].span.startswith("(二) 舰船锚泊")
+
+
 def test_the_forms_the_ordering_rules_name_are_the_data_files_forms():
     # a form renamed in question_forms.tsv must not silently switch a rule off
     from regrag.query import order

@@ -22,8 +22,8 @@ from regrag.query.citations import citation_for
 from regrag.query.fit import Fit, fit, rarity
 from regrag.query.order import Quote, first_quote
 from regrag.query.question import Question
-from regrag.text.chunking import KIND_ARTICLE
-from regrag.text.legal import APPENDIX_RE, ARTICLE_RE, HEADING_RE
+from regrag.text.chunking import KIND_ARTICLE, KIND_PARAGRAPH
+from regrag.text.legal import APPENDIX_RE, ARTICLE_RE, HEADING_RE, ITEM_RE
 from regrag.text.provisions import (
     ITEM,
     LEAD_IN,
@@ -224,7 +224,7 @@ def article_region(stored: str, cand: Candidate) -> tuple[int, int]:
     or appendix (a long article's chunk is one part of it); a chunk that is not an article stands alone."""
     chunk = cand.chunk
     if chunk.kind != KIND_ARTICLE or not chunk.article:
-        return chunk.start, chunk.end
+        return _section_start(stored, cand), chunk.end
     # the label is the last article start at or before the chunk (a long article's later part lacks it)
     start = chunk.start
     window = max(0, chunk.start - MAX_ARTICLE_CHARS)
@@ -238,6 +238,25 @@ def article_region(stored: str, cand: Candidate) -> tuple[int, int]:
             ends.append(following.start())
     end = max(min(ends), chunk.end)
     return start, end
+
+
+def _section_start(stored: str, cand: Candidate) -> int:
+    """Where the quote region of a chunk outside articles starts. A numbered section of a text without articles
+    (八、… in a 规定 whose preamble ends 现对…规定如下：) starts at the line that introduces the sections: that line
+    is the section's lead-in, and a section quoted without it is an orphan item. Only within the same part of
+    the text (no heading between) and within MAX_ARTICLE_CHARS; anything else stands alone."""
+    chunk = cand.chunk
+    if chunk.kind != KIND_PARAGRAPH or not ITEM_RE.match(chunk.text):
+        return chunk.start
+    window = max(0, chunk.start - MAX_ARTICLE_CHARS)
+    colon = max(stored.rfind("：\n", window, chunk.start), stored.rfind(":\n", window, chunk.start))
+    if colon < 0:
+        return chunk.start
+    line = stored.rfind("\n", 0, colon) + 1
+    between = stored[line : chunk.start]
+    if HEADING_RE.search(between) or APPENDIX_RE.search(between):
+        return chunk.start
+    return line
 
 
 def _shown(prov: Provisions, index: int) -> str:
