@@ -17,7 +17,7 @@ from regrag.query.forms import Form, asked_forms
 from regrag.query.temporal import AsOf, resolve_as_of
 from regrag.text.figures import asked_units, asks_figure, stated_figure_values
 from regrag.text.places import PlaceScope, mentioned_provinces, rule_authors
-from regrag.text.segment import CJK_CHAR_RE, STOPWORDS, chinese_share, index_terms, load_terms, tokenize
+from regrag.text.segment import CJK_CHAR_RE, CLAUSE_RE, STOPWORDS, chinese_share, index_terms, load_terms, tokenize
 
 # a question with fewer Chinese characters than this share is not in Chinese: an English question naming one act
 # ("What does 电力法 say about outages?") is 11 %, a Chinese one with an acronym (10kV线路的EIA要求是什么？) 50 %
@@ -117,12 +117,11 @@ def analyse(
 _ASKING = re.compile(
     r"多少|几|什么|哪|谁|吗|么|怎|如何|是否|能否|可否|能不能|可不可以|要不要|有没有|是不是|多久|多长|多大|多高|多远"
 )
-_CLAUSE = re.compile(r"[^，,。？?！!；;：:]+")
 
 
 def asking_clause(text: str) -> str:
     """The clause of a question that asks (the last one with an interrogative; the whole text when none has)."""
-    asking = [c for c in _CLAUSE.findall(text) if _ASKING.search(c)]
+    asking = [c for c in CLAUSE_RE.findall(text) if _ASKING.search(c)]
     return asking[-1] if asking else text
 
 

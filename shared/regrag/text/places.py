@@ -9,6 +9,10 @@ a few regions that span provinces (长三角, 京津冀; data/places.tsv), so �
 reads the river (not 河北). Names that are also everyday words (日照 "sunshine", 开封 "to unseal") count only when
 followed by 市/州/盟/地区.
 
+A question can also ask for a place's own rule (四川省…补偿标准, 海南省供用电条例对…): `rule_authors` reads the places
+named before a word that names a rule in the same clause (data/rule_words.tsv), so that judge refuses when no quote
+comes from there. A place after 在 / 到 / 去 / 从 is where something happens, not whose rule is asked.
+
 A document ingested without a sidecar gets its province from where it was issued (`issuing_place`): the place
 its title opens with (深圳市…条例, the issuer of a local act names itself first), else the places its issuer lines
 name (the promulgation header, a signature block), with the 2,805 county-level names of data/counties.tsv
@@ -29,6 +33,7 @@ from functools import cache
 from importlib import resources
 
 from regrag.text.inference import PROVINCES, local_prefix, national_body, national_form
+from regrag.text.segment import CLAUSE_RE
 
 # water bodies whose names contain a province name (黄河北岸 is not 河北); they consume the text and match nothing
 _FEATURES = ("黄河", "淮河", "太湖", "洞庭湖", "鄱阳湖", "渤海湾")
@@ -138,7 +143,6 @@ def mentioned_provinces(text: str) -> PlaceScope:
 
 # --- whose rule a question asks for ---------------------------------------------------------------------------
 
-_CLAUSE = re.compile(r"[^，,。？?！!；;：:]+")
 _OF_PLACE = ("在", "到", "去", "从")  # prepositions of place: 在江苏建… says where, not whose rule
 
 
@@ -164,7 +168,7 @@ def rule_authors(text: str) -> PlaceScope:
     provinces: dict[str, None] = {}
     names: dict[str, None] = {}
     places, longest = gazetteer(), _longest_name()
-    for clause in _CLAUSE.finditer(text):
+    for clause in CLAUSE_RE.finditer(text):
         body = clause.group(0)
         for i, place in _scan_at(body, places, longest):
             if place.provinces and not body[:i].endswith(_OF_PLACE) and rule_words().search(body, i):

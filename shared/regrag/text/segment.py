@@ -69,6 +69,8 @@ def tokenize(text: str) -> list[str]:
 
 # CJK Unified Ideographs and Extension A: the characters Chinese text is made of
 CJK_CHAR_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+# a clause of a question: the text between the punctuation that ends or separates clauses (Chinese and ASCII)
+CLAUSE_RE = re.compile(r"[^，,。？?！!；;：:]+")
 
 
 def chinese_share(text: str) -> float:
