@@ -65,6 +65,8 @@ def test_the_gazetteer_covers_every_province_with_known_codes():
         ("海南省供用电条例对计划检修停电的公告期限是如何规定的？", ("hi",)),  # an act of that place
         ("我们在江苏南京，小区想装光伏，南京本地对居民装光伏有什么补贴规定？", ("js",)),  # the clause that asks
         ("在江苏建一条架空输电线路要跨越国道，需要向哪个部门申请？", ()),  # where the project is, not whose rule
+        ("在辽宁省沈阳市建光伏电站有什么补贴政策？", ()),  # the city goes on saying where
+        ("我们在沈阳，辽宁对居民装光伏有什么补贴规定？", ("ln",)),  # a place named again, as whose rule
         ("我在辽宁沈阳住，冬天家里暖气不热，找谁？", ()),  # no rule named
         ("分布式光伏项目的并网标准是什么？", ()),  # no place named
     ],

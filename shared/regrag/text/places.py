@@ -164,17 +164,32 @@ def rule_words() -> re.Pattern[str]:
 def rule_authors(text: str) -> PlaceScope:
     """The places a question asks the own rule of: named in a clause that goes on to name a rule or what a rule
     sets (四川省小水电站退出的补偿标准, 海南省供用电条例对…如何规定, 南京本地对…有什么补贴规定), not after a
-    preposition of place (在福建海边建一个风电场：where the project is, which national law may settle)."""
+    preposition of place (在福建海边建一个风电场：where the project is, which national law may settle), nor right
+    after a place so named (在辽宁省沈阳市建…)."""
     provinces: dict[str, None] = {}
     names: dict[str, None] = {}
     places, longest = gazetteer(), _longest_name()
     for clause in CLAUSE_RE.finditer(text):
         body = clause.group(0)
+        where = -1  # the end of the last place named as where (在辽宁沈阳: 沈阳 goes on saying where)
         for i, place in _scan_at(body, places, longest):
-            if place.provinces and not body[:i].endswith(_OF_PLACE) and rule_words().search(body, i):
+            if body[:i].endswith(_OF_PLACE) or i == where:
+                where = _past_division(body, i + len(place.name))
+            elif place.provinces and rule_words().search(body, i):
                 provinces.update(dict.fromkeys(place.provinces))
                 names.setdefault(place.name)
     return PlaceScope(tuple(provinces), tuple(names))
+
+
+_DIVISIONS = ("自治区", "地区", "省", "市", "州", "盟", "县", "区")  # what follows a place's name (辽宁省沈阳市)
+
+
+def _past_division(text: str, end: int) -> int:
+    """`end` moved past the name of an administrative division written after a place (省 in 辽宁省沈阳)."""
+    for division in _DIVISIONS:
+        if text.startswith(division, end):
+            return end + len(division)
+    return end
 
 
 # --- where a document was issued ------------------------------------------------------------------------------
