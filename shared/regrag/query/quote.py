@@ -27,6 +27,7 @@ from regrag.text.legal import APPENDIX_RE, ARTICLE_RE, HEADING_RE, ITEM_RE
 from regrag.text.provisions import (
     ITEM,
     LEAD_IN,
+    LEAD_IN_END,
     SENTENCE,
     Provisions,
     Unit,
@@ -121,11 +122,13 @@ def quotable_candidates(top: Sequence[Candidate], floor: float) -> list[Candidat
     candidate above half of the best in changed the first quote of answers whose first was right.
     bench/README.md "Quoting when nothing clears the quote floor" has the rules measured on every set."""
     best = max((c.features.coverage for c in top), default=0.0)
-    near = [c for c in top if c.features.coverage >= best * FALLBACK_SHARE and c.features.coverage > 0]
-    cleared = [c for c in top if c.features.coverage >= floor]
-    if not cleared:
-        return near
-    return [c for n, c in enumerate(top) if c in cleared or (n == 0 and c in near)]
+
+    def near(c: Candidate) -> bool:
+        return c.features.coverage >= best * FALLBACK_SHARE and c.features.coverage > 0
+
+    if best < floor:  # nothing clears the floor
+        return [c for c in top if near(c)]
+    return [c for n, c in enumerate(top) if c.features.coverage >= floor or (n == 0 and near(c))]
 
 
 def quote(
@@ -221,7 +224,8 @@ def _runner_up(eligible: list[int], chosen: list[int], fits: dict[int, Fit], bes
 
 def article_region(stored: str, cand: Candidate) -> tuple[int, int]:
     """Where the candidate's whole article lies in the stored text: from its label to the next article, heading
-    or appendix (a long article's chunk is one part of it); a chunk that is not an article stands alone."""
+    or appendix (a long article's chunk is one part of it); a chunk that is not an article stands alone, but for a
+    numbered section, which starts at the line introducing the sections (`_section_start`)."""
     chunk = cand.chunk
     if chunk.kind != KIND_ARTICLE or not chunk.article:
         return _section_start(stored, cand), chunk.end
@@ -249,7 +253,7 @@ def _section_start(stored: str, cand: Candidate) -> int:
     if chunk.kind != KIND_PARAGRAPH or not ITEM_RE.match(chunk.text):
         return chunk.start
     window = max(0, chunk.start - MAX_ARTICLE_CHARS)
-    colon = max(stored.rfind("：\n", window, chunk.start), stored.rfind(":\n", window, chunk.start))
+    colon = max(stored.rfind(f"{end}\n", window, chunk.start) for end in LEAD_IN_END)
     if colon < 0:
         return chunk.start
     line = stored.rfind("\n", 0, colon) + 1

@@ -181,7 +181,8 @@ def rule_authors(text: str) -> PlaceScope:
     return PlaceScope(tuple(provinces), tuple(names))
 
 
-_DIVISIONS = ("自治区", "地区", "省", "市", "州", "盟", "县", "区")  # what follows a place's name (辽宁省沈阳市)
+# what follows a place's name (辽宁省沈阳市): the suffixes a city's name takes, and those of a province and a county
+_DIVISIONS = ("自治区", "省", *_SUFFIXES, "县", "区")
 
 
 def _past_division(text: str, end: int) -> int:

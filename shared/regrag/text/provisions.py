@@ -34,7 +34,7 @@ SENTENCE = "sentence"
 LEAD_IN = "lead_in"
 ITEM = "item"
 
-_LEAD_IN_END = ("：", ":")
+LEAD_IN_END = ("：", ":")  # what ends a line that introduces a list
 _SENTENCE_END = re.compile(r"[。；;！!？?]")
 _ENTRY_END = ("，", ",", "、", "；", ";")
 _MARKER_NUMBER = re.compile(r"[（(]?(?P<num>[^）)、.．]+)")
@@ -143,12 +143,12 @@ def read_provisions(text: str) -> Provisions:
                 first = Unit(ITEM, inline.start("label"), end, max(paragraph, 1), 1, inline.group("label"), lead_in)
                 units.append(first)
                 continue
-            if text[start:end].rstrip().endswith(_LEAD_IN_END):
+            if text[start:end].rstrip().endswith(LEAD_IN_END):
                 units.append(Unit(LEAD_IN, start, end, max(paragraph, 1), intro=first_on_line))
                 lead_in = len(units) - 1
             else:
                 units.append(Unit(SENTENCE, start, end, max(paragraph, 1)))
-        if units and text[units[-1].start : units[-1].end].rstrip().endswith(_LEAD_IN_END):
+        if units and text[units[-1].start : units[-1].end].rstrip().endswith(LEAD_IN_END):
             rows_of = len(units) - 1
     return Provisions(text, tuple(units), label, max(paragraph, 1))
 
@@ -180,7 +180,7 @@ def _list_of(
         if open_style == style:
             del lists[depth + 1 :]
             return open_lead_in
-    if units and text[units[-1].start : units[-1].end].rstrip().endswith(_LEAD_IN_END):
+    if units and text[units[-1].start : units[-1].end].rstrip().endswith(LEAD_IN_END):
         lists.append((style, len(units) - 1))
         return len(units) - 1
     lists.append((style, lead_in))
