@@ -174,7 +174,8 @@ def test_a_row_of_a_table_is_quoted_with_the_item_that_says_what_the_table_is():
         "500千伏架空电力线路的保护区，导线边线要向外延伸多少米？", ranked((doc, "第十条")), source_text=texts(doc)
     )
     first = answer.bullets[0]
-    assert "延伸距离如下：" in first.span and first.span.endswith("500千伏 20米")  # not "第十条……500千伏 20米" alone
+    # not "第十条……500千伏 20米" alone; the item's 款 goes on after the row, and the quote says so
+    assert "延伸距离如下：" in first.span and first.pieces[-1] == "500千伏 20米" and first.span.endswith("20米……")
     # and item （一） with the lead-in above it: no orphan item either
     assert first.span.startswith("第十条 电力线路保护区：(一)架空电力线路保护区") and not is_fragment(first.span)
     # one 款: the paragraph on crowded areas after the table is part of item (一), and (二) follows in the same list
@@ -437,3 +438,40 @@ def test_a_question_whose_words_dilute_coverage_is_answered_once_the_relevance_f
     assert [(b.citation.article, b.span) for b in answer.bullets] == [
         ("第九条", "第九条 技术机构对建设项目进行技术评估，不得向建设单位收取任何费用。")
     ]
+
+
+PENALTY_PARAGRAPH = """# 某某环境保护条例
+
+第二十三条 违反本条例规定，需要配套建设的环境保护设施未建成、未经验收或者验收不合格，建设项目即投入生产或者使用，或者在\
+环境保护设施验收中弄虚作假的，由县级以上环境保护行政主管部门责令限期改正，处20万元以上100万元以下的罚款；逾期不改正的，处100万元以上200万元以下的罚款；对直接负责的主管人员和其他责任人员，处5万元以上\
+20万元以下的罚款；造成重大环境污染或者生态破坏的，责令停止生产或者使用，或者报经有批准权的人民政府批准，责令关闭。
+
+违反本条例规定，建设单位未公开环境保护设施验收报告的，由环境保护行政主管部门责令公开，处5万元以上20万元以下的罚款。
+
+第三十一条 禁止窃电行为。窃电行为包括：
+
+（一）在供电企业的供电设施上，擅自接线用电；
+
+（二）绕越供电企业的用电计量装置用电；
+
+（三）伪造或者开启法定的或者授权的计量检定机构加封的用电计量装置封印用电。
+"""
+
+
+def test_a_quote_that_stops_inside_its_paragraph_says_the_paragraph_goes_on():
+    doc = act("syn-eia", PENALTY_PARAGRAPH)
+    source = texts(doc)
+    fine = compose_answer("环境保护设施未经验收就投入生产，罚款多少？", ranked((doc, "第二十三条")), source_text=source)
+    first = fine.bullets[0]
+    # the 款 is too long to quote whole: its first clause, marked as cut, cited as the 款 it is part of
+    assert first.pieces[-1].endswith("处20万元以上100万元以下的罚款；") and first.span.endswith("罚款；……")
+    assert first.citation.provision == "第二十三条第一款" and first.verbatim_in(source("syn-eia") or "")
+    # a whole 款 is not cut, though another 款 follows
+    other = compose_answer("建设单位未公开验收报告的，罚款多少？", ranked((doc, "第二十三条")), source_text=source)
+    assert other.bullets[0].span.endswith("处5万元以上20万元以下的罚款。")
+    # an item of a list that goes on: the item cited, the list's rest marked
+    item = compose_answer("绕越计量装置用电算窃电吗？", ranked((doc, "第三十一条")), source_text=source)
+    assert "（二）绕越" in item.bullets[0].span and item.bullets[0].span.endswith("用电；……")
+    # the last item ends its list and its 款: nothing left out after it
+    last = compose_answer("伪造计量检定机构的封印用电算窃电吗？", ranked((doc, "第三十一条")), source_text=source)
+    assert last.bullets[0].span.endswith("封印用电。")

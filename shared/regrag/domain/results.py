@@ -98,7 +98,7 @@ class Candidate:
         }
 
 
-ELLIPSIS = "……"  # where a quote leaves text out between two of its verbatim pieces
+ELLIPSIS = "……"  # where a quote leaves text out: between two of its verbatim pieces, or after the last one
 # what the copied citation says of a version that is not the law in force on the day asked
 _STATUS_WORDS = {"superseded": "已被取代", "not_yet_in_force": "尚未施行"}
 
@@ -179,8 +179,9 @@ class Citation:
 @dataclass(frozen=True)
 class Bullet:
     """One quote with its citation. `pieces` are the verbatim slices of the stored text it is made of (the
-    article label, an item's lead-in, the item …); `span` shows them in order, with …… where text is left out.
-    A quote of one contiguous slice has that slice as its only piece."""
+    article label, an item's lead-in, the item …); `span` shows them in order, with …… where text is left out
+    (between two pieces, and after the last when the paragraph it cites goes on). A quote of one contiguous slice
+    has that slice as its only piece."""
 
     span: str
     citation: Citation
@@ -193,7 +194,7 @@ class Bullet:
 
     def verbatim_in(self, text: str) -> bool:
         """Whether every piece of the quote is a substring of `text` (the stored document) and the span shows
-        exactly those pieces, in order, with nothing between them but ……."""
+        exactly those pieces, in order, with nothing between them but …… (and nothing after them but ……)."""
         rest = self.span
         for n, piece in enumerate(self.verbatim_pieces):
             if not piece or piece not in text:
@@ -203,7 +204,7 @@ class Bullet:
             if not rest.startswith(piece):
                 return False
             rest = rest[len(piece) :]
-        return rest == ""
+        return rest in ("", ELLIPSIS)
 
     def render(self) -> str:
         """One answer line: the span, its marker, the page of a PDF or scan (（第N页）), ⚠ for a doubtful OCR page."""

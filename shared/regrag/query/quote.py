@@ -93,6 +93,8 @@ class _Choice:
     pieces: tuple[tuple[int, int], ...]
     provision: str | None
     fit: Fit
+    # the quote stops inside a paragraph (款) that goes on: its last sentence or item is not the 款's last
+    cut: bool = False
 
 
 # When no candidate clears the quote floor, those sharing at least this share of the best one's coverage are quoted.
@@ -151,7 +153,7 @@ def quote(
             _log_dropped(cand)
             continue
         pieces = tuple(stored[a:b] for a, b in choice.pieces)  # type: ignore[index]
-        span = join(stored, choice.pieces)  # type: ignore[arg-type]
+        span = join(stored, choice.pieces, cut=choice.cut)  # type: ignore[arg-type]
         if chinese_ratio(span) < MIN_CHINESE_RATIO:
             # The product quotes Chinese regulations: a quote that is mostly not Chinese (a translation, a
             # formula or a table of figures) is left to the evidence list, where the reader sees it whole.
@@ -210,7 +212,18 @@ def choose(q: Question, cand: Candidate, stored: str) -> _Choice | None:
         if sum(units[i].end - units[i].shown_start for i in both) <= TWO_UNITS_CHARS:
             chosen, answering = both, [best, runner]
     pieces = _pieces(prov, chosen, start)
-    return _Choice(cand, pieces, _provision(cand, prov, answering), fits[best])
+    return _Choice(cand, pieces, _provision(cand, prov, answering), fits[best], _cut(prov, chosen))
+
+
+def _cut(prov: Provisions, chosen: list[int]) -> bool:
+    """Whether the quote stops inside its last paragraph (款): the unit after the last one shown is of the same
+    paragraph (the list's next item, the 款's next sentence). A quote of 第三十一条 that shows the lead-in and
+    item （一） of a list of ten, or a penalty clause …处20万元以上100万元以下的罚款； whose 款 goes on
+    逾期不改正的，处…, must not read as the whole of what it cites: the omission is marked (……) like one between
+    its pieces."""
+    last = max(chosen)
+    units = prov.units
+    return last + 1 < len(units) and units[last + 1].paragraph == units[last].paragraph
 
 
 def _runner_up(eligible: list[int], chosen: list[int], fits: dict[int, Fit], best: int) -> int | None:
@@ -354,15 +367,17 @@ def _adjacent(text: str, end: int, start: int) -> bool:
     return not gap.strip() and "\n" not in gap
 
 
-def join(stored: str, pieces: Sequence[tuple[int, int]]) -> str:
+def join(stored: str, pieces: Sequence[tuple[int, int]], *, cut: bool = False) -> str:
     """The quote as shown: the pieces in order, run together where only line breaks separate them (the items
-    of a list), with …… where text is left out."""
+    of a list), with …… where text is left out, and after the last piece when its paragraph goes on (`cut`)."""
     out = []
     for n, (a, b) in enumerate(pieces):
         if n:
             gap = stored[pieces[n - 1][1] : a]
             out.append("" if not gap.strip() else ELLIPSIS)
         out.append(stored[a:b])
+    if cut:
+        out.append(ELLIPSIS)
     return "".join(out)
 
 
