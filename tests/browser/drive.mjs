@@ -19,6 +19,8 @@ await mkdir(outDir, { recursive: true });
 const QUESTION = '供电企业因计划检修需要停电，应当提前几天通知用户？';
 const VERSION_QUESTION = '突发事件发生后，电力企业应当采取哪些应急措施？';
 const OFF_TOPIC_QUESTION = '火星基地的氧气配额如何分配？';
+// answered from the national corpus at low confidence (its words are everyday ones the statute does not use)
+const LOW_CONFIDENCE_QUESTION = '供电企业和用户之间发生纠纷怎么办？';
 
 const out = { steps: {}, errors: {}, screenshots: [], console: [], page_errors: [] };
 
@@ -349,6 +351,27 @@ await step('abstain', async () => {
   };
   result.screenshot = await shot('abstain');
   return result;
+});
+
+await step('low_confidence', async () => {
+  await load();
+  await search({ question: LOW_CONFIDENCE_QUESTION, corpora: ['national'] });
+  const low = {
+    caution: await page.locator('#answer .caution').allTextContents(),
+    // the caution is read before the first quote: it precedes it in the document
+    caution_first: await page.evaluate(() => {
+      const caution = document.querySelector('#answer .caution');
+      const quote = document.querySelector('#answer .bullet');
+      return Boolean(caution && quote && (caution.compareDocumentPosition(quote) & Node.DOCUMENT_POSITION_FOLLOWING));
+    }),
+    bullets: await page.locator('.bullet').count(),
+    notes_heading: await page.locator('#answer .notes h4').allTextContents(),
+  };
+  low.screenshot = await shot('low-confidence');
+  await search({ question: QUESTION, corpora: ['national'] });
+  low.caution_when_not_low = await page.locator('#answer .caution').count();
+  low.level_when_not_low = await page.textContent('#search-meta');
+  return low;
 });
 
 await step('errors', async () => {

@@ -318,3 +318,11 @@ def test_screenshots_are_saved(run: dict[str, Any], capsys: pytest.CaptureFixtur
     assert all(p.stat().st_size > 10_000 for p in shots)
     with capsys.disabled():
         print("\nbrowser screenshots:\n  " + "\n  ".join(str(p) for p in shots))
+
+
+def test_a_low_confidence_answer_says_so_above_its_quotes(run: dict[str, Any]) -> None:
+    low = run["steps"]["low_confidence"]
+    assert low["bullets"] > 0 and low["caution_first"], low
+    assert low["caution"] == ["提示：检索置信度较低，以下引文可能并未直接回答该问题，请核对原文或调整问题。"]
+    # an answer that is not low-confidence carries no such line
+    assert low["caution_when_not_low"] == 0 and "置信度：低" not in low["level_when_not_low"], low

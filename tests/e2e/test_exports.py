@@ -90,7 +90,7 @@ def test_a_superseded_version_is_exported_with_its_status_and_successor(client):
     assert (
         status == "版本状态：已被新版本取代（新版本《中华人民共和国矿产资源法》，公布：2024-11-08，施行：2025-07-01）"
     )
-    assert any(t.startswith("版本提示") for t in texts) and any("已被" in t and "取代" in t for t in texts)
+    assert any(t.startswith("提示") for t in texts) and any("已被" in t and "取代" in t for t in texts)
 
 
 def test_an_answer_exports_as_markdown(client):
@@ -196,3 +196,11 @@ def test_the_cli_writes_an_answer_a_check_report_and_a_versions_diff(tmp_path, m
     assert main(["versions", "nat-law-0073", "--md", str(versions)]) == 0
     assert "修订对照：2009-08-27 版 → 2025-07-01 版" in versions.read_text(encoding="utf-8")
     assert main(["versions", "nope", "--md", str(versions)]) == 2
+
+
+def test_a_low_confidence_answer_exports_its_caution_before_the_quotes(client):
+    answer = ask(client, "供电企业和用户之间发生纠纷怎么办？")
+    assert answer["confidence"]["level"] == "low" and answer["caution"] and answer["bullets"]
+    texts, links, _ = paragraphs(client.get(f"/query/{answer['query_id']}/export").data)
+    assert_every_quote_cited(answer, texts, links)
+    assert texts.index(answer["caution"]) < texts.index(f"1. {answer['bullets'][0]['span']}")

@@ -15,13 +15,13 @@ FIGURE = "因电力运行事故给用户造成损害的，每户最高赔偿多�
 def ask(tmp_path):
     made = []
 
-    def run(question, **overrides):
+    def run(question, filters=None, **overrides):
         # the relevance floor off, so that only the answer-level rule decides
         settings = make_settings(tmp_path / str(len(made)), relevance_floor=0.0, relevance_floor_alone=0.0, **overrides)
         services = build_services(settings)
         made.append(services)
         ingest_sample(services, ["nat-reg-0088"])
-        status, body = call(endpoints.query, services, {"question": question})
+        status, body = call(endpoints.query, services, {"question": question, "filters": filters or {}})
         assert status == 200, body
         return body
 
@@ -58,3 +58,13 @@ def test_a_rule_quoted_with_another_figure_than_the_question_presumes_is_answere
 def test_a_figure_that_is_quoted_is_answered_even_with_a_high_cut_off(ask):
     body = ask("供电设施计划检修需要停电时，供电企业应当提前几天通知用户？", abstain_below=0.95)
     assert not body["abstained"] and "7天" in "".join(b["span"] for b in body["bullets"])
+
+
+def test_filters_that_leave_no_document_are_named_as_the_reason_nothing_is_quoted(ask):
+    """nat-reg-0088 is tagged 电网 (grid): asked with 光伏 (solar), nothing is searched at all, and the answer says
+    that the filters, not the law, left it empty."""
+    body = ask("电网企业不按规定收购电量，要承担什么责任？", filters={"asset": ["solar"]})
+    assert body["abstained"] and body["bullets"] == [] and body["candidates"] == []
+    assert any("所选筛选条件下没有可检索的条文" in note for note in body["notes"]), body["notes"]
+    # the same question without the filter is searched
+    assert ask("电网企业不按规定收购电量，要承担什么责任？")["candidates"]

@@ -68,7 +68,10 @@ _ANSWER = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "span": {"type": "string", "description": "verbatim text of the stored regulation"},
+                    "span": {
+                        "type": "string",
+                        "description": "verbatim pieces of the stored regulation, …… where text is left out",
+                    },
                     "text": {"type": "string"},
                     "chunk_id": {"type": "string"},
                     "citation": {"$ref": "#/components/schemas/Citation"},
@@ -77,6 +80,10 @@ _ANSWER = {
         },
         "citations": {"type": "array", "items": {"$ref": "#/components/schemas/Citation"}},
         "notes": {"type": "array", "items": {"type": "string"}},
+        "caution": {
+            "type": ["string", "null"],
+            "description": "shown before the quotes when the confidence is low: they may not answer the question",
+        },
         "abstained": {"type": "boolean"},
         "dropped_spans": {"type": "integer"},
     },

@@ -238,6 +238,9 @@ class Answer:
     dropped_spans: int = 0
     chinese_ratio: float = 0.0
     notes: tuple[str, ...] = ()
+    # the line a reader must see before the quotes when the confidence is low (they may not answer the question);
+    # None otherwise. In answer_zh it follows the heading; the page shows it above the quotes.
+    caution: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -246,6 +249,7 @@ class Answer:
             "bullets": [b.to_dict() for b in self.bullets],
             "citations": [c.to_dict() for c in self.citations],
             "notes": list(self.notes),
+            "caution": self.caution,
             "abstained": self.abstained,
             "dropped_spans": self.dropped_spans,
         }
@@ -262,4 +266,5 @@ class Answer:
             dropped_spans=int(data.get("dropped_spans", 0)),
             chinese_ratio=chinese_ratio,
             notes=tuple(str(n) for n in data.get("notes", ())),
+            caution=None if data.get("caution") is None else str(data["caution"]),
         )

@@ -9,7 +9,7 @@ from regrag.domain.errors import NotFound
 from regrag.inputs.parse import FeedbackRequest
 from regrag.ports import FeedbackStore
 
-ANSWER_FIELDS = ("answer_zh", "title", "bullets", "citations", "notes", "abstained", "dropped_spans")
+ANSWER_FIELDS = ("answer_zh", "title", "bullets", "citations", "notes", "caution", "abstained", "dropped_spans")
 
 
 def query_record(request_body: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:

@@ -36,6 +36,9 @@ from regrag.text.places import PlaceScope
 
 BY_FLOOR = "floor"
 BY_NO_QUOTES = "no_quotes"
+# nothing was retrieved at all: the filters leave no document to search (能源类型 光伏 in a library none of whose
+# documents is tagged so), which the reader must be told, or they take "no matching provision" for the law's
+BY_NOTHING = "nothing"
 BY_CONFIDENCE = "confidence"
 
 
@@ -138,11 +141,11 @@ class AbstentionRule:
         if not s.anchor_quoted:
             found.append(("引文未涉及问题的具体对象", self.anchor_penalty))
         if s.place_uncovered and not s.rule_place_uncovered:  # the sharper reason below says it
-            found.append(("库中没有问题所指地区的文件", self.place_penalty))
+            found.append(("检索到的条文中没有问题所指地区的规定", self.place_penalty))
         if s.stated_unquoted:
             found.append(("问题所述的数值在引文中没有出现", self.stated_penalty))
         if s.rule_place_uncovered:
-            found.append(("库中没有问题所问地区本地的规定", self.rule_place_penalty))
+            found.append(("检索到的条文中没有问题所问地区本地的规定", self.rule_place_penalty))
         return found
 
     def score(self, s: Signals) -> float:
@@ -173,7 +176,7 @@ class Verdict:
     and the cautions of an answer given all the same."""
 
     confidence: Confidence
-    abstained_by: str | None = None  # floor | no_quotes | confidence; None: the quotes are shown
+    abstained_by: str | None = None  # nothing | floor | no_quotes | confidence; None: the quotes are shown
     reasons: tuple[str, ...] = ()
     cautions: tuple[str, ...] = field(default_factory=tuple)
 
@@ -274,6 +277,8 @@ def _first(q: Question, quotes: Quotes, ranked: Sequence[Candidate]) -> dict[str
 
 def judge(q: Question, ranked: Sequence[Candidate], quotes: Quotes, rerank_status: str, config: JudgeConfig) -> Verdict:
     """The verdict on one answer: the floor, then quotes at all, then confidence less the reasons' penalties."""
+    if not ranked:
+        return Verdict(Confidence.abstained(), BY_NOTHING)
     if below_floor(q, ranked, config):
         return Verdict(Confidence.abstained(), BY_FLOOR)
     if not quotes.bullets:

@@ -16,7 +16,7 @@ from regrag.domain.results import Answer, Citation
 from regrag.query import temporal
 from regrag.query.citations import annotate_versions
 from regrag.query.confidence import CAUTION
-from regrag.query.judge import BY_NO_QUOTES, Verdict
+from regrag.query.judge import BY_NO_QUOTES, BY_NOTHING, Verdict
 from regrag.query.question import Question
 from regrag.query.quote import Quotes, chinese_ratio
 from regrag.text.inference import PROVINCE_NAMES
@@ -28,6 +28,8 @@ FOREIGN_NOTE = "有{n}段相关内容主要不是中文（译文、公式或数�
 ABSTAIN_TITLE = "未找到相关规定"
 ABSTAIN_TEXT = "语料库中没有与该问题直接对应的条款。请调整问题或筛选条件后重试，或咨询主管部门。"
 NOTE_HEAD = "提示："  # the heading of the notes under an answer
+# no document at all is left to search by the filters: the answer is about them, not about the law
+NOTHING_NOTE = "所选筛选条件下没有可检索的条文（库中没有符合这些条件的文件），请放宽筛选条件后重试。"
 ASSET_NAMES = {
     "solar": "光伏",
     "wind": "风电",
@@ -143,6 +145,8 @@ def abstention_for(q: Question, quotes: Quotes, verdict: Verdict) -> Answer:
         answer = with_note(answer, FOREIGN_NOTE.format(n=quotes.foreign)) if quotes.foreign else answer
         return _language_note(q, answer)
     answer = abstention(q.text, q.filters)
+    if verdict.abstained_by == BY_NOTHING:
+        return _language_note(q, with_note(answer, NOTHING_NOTE))
     for reason in verdict.reasons:
         answer = with_note(answer, f"最接近的条文未予引用：{reason}")
     return _language_note(q, answer)
@@ -152,7 +156,7 @@ def with_caution(answer: Answer) -> Answer:
     """The same quotes, with a line after the heading saying they may not answer the question."""
     head, _, rest = answer.answer_zh.partition("\n")
     text = f"{head}\n- {CAUTION}\n{rest}"
-    return replace(answer, answer_zh=text, chinese_ratio=chinese_ratio(text))
+    return replace(answer, answer_zh=text, chinese_ratio=chinese_ratio(text), caution=CAUTION)
 
 
 def abstention(question: str, filters: Filters, dropped: int = 0) -> Answer:

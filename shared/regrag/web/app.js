@@ -512,17 +512,20 @@ function renderAnswer(data, stats) {
       ocrNote(cite),
       counterpartNote(cite));
   });
-  // OCR notes stand under the quotes they concern; the rest are about versions
+  // OCR notes stand under the quotes they concern; the rest (versions, cautions, the day asked) under the list
   const ocrNotes = new Set((data.bullets || []).map((b) => (b.citation || {}).note).filter(Boolean));
-  const versionNotes = (data.notes || []).filter((note) => !ocrNotes.has(note));
-  const notes = versionNotes.length
+  const otherNotes = (data.notes || []).filter((note) => !ocrNotes.has(note));
+  const notes = otherNotes.length
     ? h('div', { class: 'notes', role: 'note' },
-      h('h4', null, '版本提示'),
-      h('ul', null, versionNotes.map((note) => h('li', null, note))))
+      h('h4', null, '提示'),
+      h('ul', null, otherNotes.map((note) => h('li', null, note))))
     : null;
+  // Low confidence is read before the quotes, not found in the details: they may not answer the question.
+  const caution = data.caution ? h('p', { class: 'caution', role: 'alert' }, data.caution) : null;
   fill(box,
     h('h3', { class: 'answer-title' }, data.title || '检索结果'),
     warning,
+    caution,
     h('p', { class: 'answer-lead' }, '相关规定（逐字摘录原文）：'),
     h('ol', { class: 'bullets' }, bullets),
     notes,

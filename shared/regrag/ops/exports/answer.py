@@ -2,7 +2,8 @@
 question, the day it is about, the filters, then each quote verbatim with its complete citation (the marker the
 page shows: 〔《title》第X条，生效：date〕, with ，已被取代 / ，尚未施行 for a version not in force that day), the
 version's status in words, its page of a PDF, the corresponding article of the other version, and a link back
-to the document at that article; the version notes; the disclaimer."""
+to the document at that article; the notes (versions, cautions); the disclaimer. A low-confidence answer's
+caution comes before its quotes."""
 
 from __future__ import annotations
 
@@ -39,11 +40,13 @@ def answer_memo(record: dict[str, Any], query_id: str, link: Any) -> Memo:
         ]
     else:
         blocks.append(Heading(f"相关规定（逐字摘录原文，共 {len(bullets)} 条）"))
+        if answer.get("caution"):  # low confidence: read before the quotes, as on the page
+            blocks.append(para(str(answer["caution"])))
         for n, bullet in enumerate(bullets, 1):
             blocks += _bullet(n, bullet, link)
-    notes = _version_notes(answer, bullets)
+    notes = _notes(answer, bullets)
     if notes:
-        blocks.append(Heading("版本提示"))
+        blocks.append(Heading("提示"))
         blocks += [para(note) for note in notes]
     blocks += [Rule(), para(DISCLAIMER, small=True)]
     return Memo(TITLE, tuple(blocks))
@@ -88,7 +91,8 @@ def _bullet(n: int, bullet: dict[str, Any], link: Any) -> list[Block]:
     return blocks
 
 
-def _version_notes(answer: dict[str, Any], bullets: list[dict[str, Any]]) -> list[str]:
-    """The answer's notes except those already under their quote (OCR notes)."""
+def _notes(answer: dict[str, Any], bullets: list[dict[str, Any]]) -> list[str]:
+    """The answer's notes (versions, cautions, the day asked) except those already under their quote (OCR
+    notes)."""
     under_quotes = {(b.get("citation") or {}).get("note") for b in bullets}
     return [str(n) for n in answer.get("notes") or [] if n not in under_quotes]
