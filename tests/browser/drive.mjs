@@ -374,6 +374,17 @@ await step('low_confidence', async () => {
   return low;
 });
 
+await step('picker_folds', async () => {
+  await load();
+  await search({ question: QUESTION, provinces: ['national', 'sh'] });
+  return {
+    open_after_search: await page.$eval('#province-picker', (el) => el.open),
+    summary: await page.textContent('#province-summary'),
+    // the list scrolls inside its box instead of growing the form by 32 rows
+    list_overflow: await page.$eval('#province-list', (el) => getComputedStyle(el).overflowY),
+  };
+});
+
 await step('errors', async () => {
   await load();
   await page.fill('#question', '');
@@ -457,6 +468,7 @@ await step('provinces', async () => {
   await page.click('#search-button');
   await page.waitForFunction(() => document.querySelector('#progress').hidden && !document.querySelector('#answer').hidden);
   const withNational = { request: lastQuery, address: page.url() };
+  await page.click('#province-summary'); // the search folded the list: opened again to change the choice
   await page.uncheck('#f-province-national');
   await page.check('#f-province-gd');
   lastQuery = null;

@@ -326,3 +326,9 @@ def test_a_low_confidence_answer_says_so_above_its_quotes(run: dict[str, Any]) -
     assert low["caution"] == ["提示：检索置信度较低，以下引文可能并未直接回答该问题，请核对原文或调整问题。"]
     # an answer that is not low-confidence carries no such line
     assert low["caution_when_not_low"] == 0 and "置信度：低" not in low["level_when_not_low"], low
+
+
+def test_the_province_list_folds_once_the_search_is_made_and_scrolls_while_open(run: dict[str, Any]) -> None:
+    folds = run["steps"]["picker_folds"]
+    assert folds["open_after_search"] is False and folds["summary"] == "全国、上海", folds
+    assert folds["list_overflow"] == "auto"

@@ -322,6 +322,8 @@ async function search(event) {
     return;
   }
   const body = { question, filters: readFilters() };
+  // the choice is made: fold the list (its summary names the provinces chosen) so the answer is not pushed down
+  $('#province-picker').open = false;
   if (Array.isArray(state.corpora)) body.corpora = selectedCorpora();
   writeUrl(body);
 
