@@ -455,17 +455,25 @@ PENALTY_PARAGRAPH = """# 某某环境保护条例
 （二）绕越供电企业的用电计量装置用电；
 
 （三）伪造或者开启法定的或者授权的计量检定机构加封的用电计量装置封印用电。
+
+第四十条 供电企业应当在受理用电申请之日起五个工作日内答复用电人，说明供电方案和所需时间。供电企业应当按照国家规定的标准\
+收取费用，不得收取国家规定以外的费用，不得指定设计、施工和设备材料供应单位。用电人对供电方案有异议的，可以向电力管理部门申请\
+协调，电力管理部门应当在十五日内作出处理，并书面告知当事人。因供电企业原因延误送电，给用电人造成损失的，供电企业应当依法承担\
+赔偿责任，并向用电人说明理由。供电企业应当建立用电申请办理情况档案，定期向社会公布办理时限和办结情况，接受电力管理部门和\
+社会公众的监督。
+
+第四十一条 供电企业应当公告。
 """
 
 
 def test_a_quote_that_stops_inside_its_paragraph_says_the_paragraph_goes_on():
     doc = act("syn-eia", PENALTY_PARAGRAPH)
     source = texts(doc)
-    fine = compose_answer("环境保护设施未经验收就投入生产，罚款多少？", ranked((doc, "第二十三条")), source_text=source)
-    first = fine.bullets[0]
-    # the 款 is too long to quote whole: its first clause, marked as cut, cited as the 款 it is part of
-    assert first.pieces[-1].endswith("处20万元以上100万元以下的罚款；") and first.span.endswith("罚款；……")
-    assert first.citation.provision == "第二十三条第一款" and first.verbatim_in(source("syn-eia") or "")
+    supply = compose_answer("受理用电申请后几个工作日内答复？", ranked((doc, "第四十条")), source_text=source)
+    first = supply.bullets[0]
+    # a 款 of several sentences too long to quote whole: the sentence that answers, marked as cut
+    assert first.pieces[-1].endswith("说明供电方案和所需时间。") and first.span.endswith("所需时间。……")
+    assert first.citation.provision is None and first.verbatim_in(source("syn-eia") or "")
     # a whole 款 is not cut, though another 款 follows
     other = compose_answer("建设单位未公开验收报告的，罚款多少？", ranked((doc, "第二十三条")), source_text=source)
     assert other.bullets[0].span.endswith("处5万元以上20万元以下的罚款。")
@@ -475,3 +483,15 @@ def test_a_quote_that_stops_inside_its_paragraph_says_the_paragraph_goes_on():
     # the last item ends its list and its 款: nothing left out after it
     last = compose_answer("伪造计量检定机构的封印用电算窃电吗？", ranked((doc, "第三十一条")), source_text=source)
     assert last.bullets[0].span.endswith("封印用电。")
+
+
+def test_a_clause_is_quoted_to_the_end_of_its_sentence():
+    """The fine of 第二十三条第一款 is one clause of a sentence whose other clauses are the same rule's branches (逾期
+    不改正的 / 对直接负责的主管人员): the quote goes on to its 。, not stopping at the first ；."""
+    doc = act("syn-eia", PENALTY_PARAGRAPH)
+    source = texts(doc)
+    fine = compose_answer("环境保护设施未经验收就投入生产，罚款多少？", ranked((doc, "第二十三条")), source_text=source)
+    first = fine.bullets[0]
+    assert "处20万元以上100万元以下的罚款；逾期不改正的，处100万元以上200万元以下的罚款；" in first.span
+    assert first.span.endswith("责令关闭。") and first.citation.provision == "第二十三条第一款"
+    assert first.verbatim_in(source("syn-eia") or "")

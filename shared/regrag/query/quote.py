@@ -55,6 +55,11 @@ WHOLE_PARAGRAPH_CHARS = 200
 # characters gave the same quotes-dev first quotes (33 → 34 of 40); the closer fit and the shorter bound are kept
 RUNNER_UP_FIT = 0.85
 TWO_UNITS_CHARS = 250
+# a quote of a clause ending in ； goes on to its sentence's end (。) up to this many characters (`_to_sentence_end`):
+# twice WHOLE_PARAGRAPH_CHARS, so that a penalty sentence with its branches (逾期不改正的 / 对直接负责的主管人员 /
+# 情节严重的) is whole, while a 款 of many sentences still shows only the one that answers
+SENTENCE_CHARS = 400
+CLAUSE_ENDS = ("；", ";")
 MAX_ARTICLE_CHARS = 30_000  # how far back an article's label is looked for (the longest article: ~12 k characters)
 
 
@@ -316,7 +321,28 @@ def _with_context(prov: Provisions, best: int, fits: dict[int, Fit], q: Question
         and units[following].kind != ITEM
     ):
         chosen.append(following)
-    return chosen
+    return _to_sentence_end(prov, chosen)
+
+
+def _to_sentence_end(prov: Provisions, chosen: list[int]) -> list[int]:
+    """`chosen` (sentences of one paragraph) carried on to the end of the sentence its last one is a clause of:
+    a unit ending in ； is one clause of a sentence that ends at 。 (…处20万元以上100万元以下的罚款；逾期不改正的，处…
+    罚款；对直接负责的主管人员…处…罚款。), and the clauses after it are the same rule's other branches, which a
+    lawyer quotes with it. Not past SENTENCE_CHARS from the first unit shown: beyond, the quote stops and says it
+    (`_cut`)."""
+    units = prov.units
+    out = list(chosen)
+    while True:
+        last, following = out[-1], out[-1] + 1
+        if (
+            following >= len(units)
+            or not prov.text[units[last].start : units[last].end].rstrip().endswith(CLAUSE_ENDS)
+            or units[following].kind != SENTENCE
+            or units[following].paragraph != units[last].paragraph
+            or units[following].end - units[out[0]].shown_start > SENTENCE_CHARS
+        ):
+            return out
+        out.append(following)
 
 
 def _lead_ins(prov: Provisions, index: int) -> list[int]:
