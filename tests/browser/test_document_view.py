@@ -1,5 +1,6 @@
 """The page's document view in headless Chromium: the notes on metadata a reader could take for settled (an
-effective date that is an amendment's adoption, a province the text does not tell), served by `regrag serve`'s
+effective date that is an amendment's adoption, a province the text does not tell, a text that may be cut short),
+served by `regrag serve`'s
 own server (regrag.api.server.create_server)."""
 
 from __future__ import annotations
@@ -34,7 +35,12 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         pytest.skip(f"BROWSER TESTS SKIPPED: {reason}; run `bash tests/browser/install.sh` (as root)")
     services: Services = build_services(make_settings(tmp_path_factory.mktemp("document-view")))
     # 可再生能源法 as the corpus's manifest has it (no amendment_effective_date), and a file without a sidecar
-    for name, text in (("docs/nat-law-0015.md", sample_text("nat-law-0015")), ("docs/pv-rules.md", UNKNOWN_PLACE)):
+    # and 浙江省电网设施建设保护和供用电秩序维护条例 as the source has it: cut short after 第九条
+    for name, text in (
+        ("docs/nat-law-0015.md", sample_text("nat-law-0015")),
+        ("docs/pv-rules.md", UNKNOWN_PLACE),
+        ("docs/zj-0004.md", sample_text("zj-0004")),
+    ):
         services.blobs.write(name, text.encode("utf-8"))
         handlers.ingest_name(services, name)
     server = create_server(services, "127.0.0.1", 0)
@@ -43,7 +49,7 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     try:
         url = f"http://127.0.0.1:{server.effective_port}/"
         done = subprocess.run(
-            ["node", str(HERE / "drive_document.mjs"), url, str(ARTIFACTS), "nat-law-0015", "pv-rules"],
+            ["node", str(HERE / "drive_document.mjs"), url, str(ARTIFACTS), "nat-law-0015", "pv-rules", "zj-0004"],
             cwd=HERE,
             capture_output=True,
             text=True,
@@ -74,3 +80,9 @@ def test_a_province_the_text_does_not_tell_is_shown_as_unknown_with_a_note(seen:
     assert seen["pv-rules"]["notes"] == [
         "⚠ 标题和发文机关均未载明所属地区：本文件不视为全国性规定，请在元数据中注明地区。"
     ]
+
+
+def test_a_text_no_article_of_which_says_when_it_takes_effect_is_marked_incomplete(seen: dict[str, Any]) -> None:
+    rows = dict(seen["zj-0004"]["rows"])
+    assert rows["文本完整性"].startswith("可能不完整⚠") and "请与官方文本核对" in rows["文本完整性"]
+    assert "文本完整性" not in dict(seen["nat-law-0015"]["rows"])  # 本法自2006年1月1日起施行

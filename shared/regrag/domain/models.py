@@ -50,6 +50,10 @@ SOURCE_SCOPE = "_source"  # not a corpus: source names are looked up across corp
 IMPLEMENTS = "implements"
 
 
+# how the metadata warning of a text that may be cut short begins (ingest writes it, the document view reads it)
+INCOMPLETE_TEXT = "text may be incomplete"
+
+
 @dataclass(frozen=True)
 class DocumentMeta:
     """What is known about one version of a regulation, and where each value came from.
@@ -108,6 +112,11 @@ class DocumentMeta:
     # field name → "sidecar" | "object-metadata" | "text" | "inferred" | "unknown" (province: the text does not
     # tell and nothing else said; the value is UNKNOWN_PROVINCE) | "default"
     provenance: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def may_be_incomplete(self) -> bool:
+        """Ingest found no article saying when the text takes effect (ingest.incomplete_warning)."""
+        return any(w.startswith(INCOMPLETE_TEXT) for w in self.metadata_warnings)
 
     def to_dict(self) -> dict[str, Any]:
         pages, self_without = self.pages, replace(self, pages=())

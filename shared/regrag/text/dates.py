@@ -139,6 +139,16 @@ def _sentence_at(text: str, start: int, end: int) -> str:
     return text[left + 1 : right].strip()
 
 
+def _of_itself(clause: re.Match[str]) -> bool:
+    """The clause is the text's own (本条例自…起施行), not one of a part of it (第三十六条自…起施行)."""
+    return re.match(_SELF + r"$", clause.group("subject").strip()) is not None
+
+
+def states_entry_into_force(text: str) -> bool:
+    """Whether the text says, in its body, when it itself takes effect (本条例自…起施行)."""
+    return any(_of_itself(m) for m in CLAUSE_RE.finditer(text))
+
+
 def entry_into_force(text: str, header_lines: list[str]) -> EntryIntoForce:
     """The version's promulgation and entry-into-force dates as its text states them (module docstring)."""
     header = _header_facts(header_lines)
@@ -154,7 +164,7 @@ def entry_into_force(text: str, header_lines: list[str]) -> EntryIntoForce:
             kind = BASIS_AFTER_PROMULGATION if m.group("days") else BASIS_ON_PROMULGATION
         else:
             day, kind = to_iso(m.group("y"), m.group("m"), m.group("d")), BASIS_TEXT
-        if re.match(_SELF + r"$", subject):
+        if _of_itself(m):
             main = (day, kind, sentence)
         elif day:
             exceptions.append(DateException(subject, day, sentence))

@@ -49,7 +49,8 @@ def document_view(store: ChunkStore, doc_id: str) -> dict[str, Any]:
 
 def reader_notes(meta: DocumentMeta) -> dict[str, str]:
     """Notes on the values a reader could take for settled when they are not: an effective date that is an
-    amendment's adoption (its entry into force not in the text), a province the text does not tell."""
+    amendment's adoption (its entry into force not in the text), a province the text does not tell, a text that
+    may be cut short (no article says when it takes effect)."""
     notes: dict[str, str] = {}
     if meta.effective_date_uncertain:
         notes["effective_date"] = (
@@ -58,6 +59,10 @@ def reader_notes(meta: DocumentMeta) -> dict[str, str]:
         )
     if meta.province == UNKNOWN_PROVINCE:
         notes["province"] = "标题和发文机关均未载明所属地区：本文件不视为全国性规定，请在元数据中注明地区。"
+    if meta.may_be_incomplete:
+        notes["text"] = (
+            "本文本没有任何一条规定其施行日期（法规通常以“本…自…起施行”结束），可能不完整：请与官方文本核对。"
+        )
     return notes
 
 
@@ -235,8 +240,9 @@ def article_units(chunks: list[Chunk]) -> list[dict[str, Any]]:
 def metadata_audit(store: ChunkStore) -> list[dict[str, Any]]:
     """Every stored document whose metadata ingest corrected or doubts: dates that disagree between its metadata
     and its text (both dates, where each came from, the clause, what ingest did), an effective date that is an
-    amendment's adoption (`effective_date_uncertain`, with the header line recording the amendment), and a
-    province the text does not tell (`metadata_warnings`)."""
+    amendment's adoption (`effective_date_uncertain`, with the header line recording the amendment), and what
+    ingest doubted of the rest (`metadata_warnings`: a province the text does not tell, a text that may be cut
+    short)."""
     return [
         {
             "doc_id": m.doc_id,
@@ -251,6 +257,7 @@ def metadata_audit(store: ChunkStore) -> list[dict[str, Any]]:
             "amendment_line": m.amendment_line,
             "province": m.province,
             "metadata_warnings": list(m.metadata_warnings),
+            "may_be_incomplete": m.may_be_incomplete,
         }
         for m in store.list_documents()
         if m.date_warnings or m.effective_date_uncertain or m.metadata_warnings

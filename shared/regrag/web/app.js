@@ -775,6 +775,8 @@ function describeMeta(meta, docId, provenance, pages, notes) {
     meta.effective_to ? ['失效日期', meta.effective_to] : null,
     ['地区', withNote(VOCAB.province[meta.province] || (meta.province === 'unknown' ? '未能确定' : meta.province),
       note('province'))],
+    // no article says when the text takes effect: it may be cut short, and a quote's neighbours may be missing
+    note('text') ? ['文本完整性', withNote('可能不完整', note('text'))] : null,
     ['效力级别', VOCAB.regulation_level[meta.regulation_level] || meta.regulation_level],
     ['文件类别', VOCAB.doc_class[meta.doc_class] || meta.doc_class],
     ['语料库', meta.corpus],

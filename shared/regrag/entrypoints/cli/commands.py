@@ -206,7 +206,9 @@ def cmd_feedback(services: Services, args: argparse.Namespace) -> int:
 
 def cmd_audit(services: Services, args: argparse.Namespace) -> int:
     """Every document whose metadata ingest corrected or doubts: dates its metadata and its text disagree on, an
-    effective date that is an amendment's adoption, a province the text does not tell."""
+    effective date that is an amendment's adoption, a province the text does not tell, a text that may be cut
+    short."""
+    from regrag.text.inference import UNKNOWN_PROVINCE
     from regrag.views.documents import metadata_audit
 
     rows = metadata_audit(services.store)
@@ -228,7 +230,8 @@ def cmd_audit(services: Services, args: argparse.Namespace) -> int:
     counts = (
         f"{sum(bool(r['warnings']) for r in rows)} with dates corrected or contradicted, "
         f"{sum(r['effective_date_uncertain'] for r in rows)} dated by an amendment's adoption, "
-        f"{sum(bool(r['metadata_warnings']) for r in rows)} of unknown province"
+        f"{sum(r['province'] == UNKNOWN_PROVINCE for r in rows)} of unknown province, "
+        f"{sum(r['may_be_incomplete'] for r in rows)} possibly incomplete"
     )
     print(f"{len(rows)} document(s): {counts}", file=sys.stderr)
     return 0
