@@ -184,9 +184,13 @@ def test_a_province_the_text_does_not_tell_is_flagged_not_taken_for_national(tmp
     body = "第一条 为了规范充电设施建设，制定本办法。\n第二条 本办法自2024年1月1日起施行。\n"
     (folder / "sz-charging.md").write_text("# 深圳市电动汽车充电设施管理办法\n\n" + body, encoding="utf-8")
     (folder / "pv-rules.md").write_text("# 光伏电站运行管理办法\n\n" + body, encoding="utf-8")
+    # cut short: no article says when it takes effect; its place is known, and it is counted apart
+    cut = "# 深圳市充电设施运营规定\n\n第一条 为了规范充电设施运营，制定本规定。\n第二条 运营单位应当登记。\n"
+    (folder / "sz-cut.md").write_text(cut, encoding="utf-8")
     code, out, err = run(capsys, "ingest", str(folder))
     assert code == 0, err
-    assert json.loads(out)["province_unknown"] == 1
+    assert json.loads(out)["province_unknown"] == 1 and json.loads(out)["possibly_incomplete"] == 1
+    assert "metadata: sz-cut: text may be incomplete: it states no entry into force" in err
     assert "metadata: pv-rules: province unknown: neither the title nor an issuer line names a place" in err
 
     store = get_services().store

@@ -50,7 +50,9 @@ SOURCE_SCOPE = "_source"  # not a corpus: source names are looked up across corp
 IMPLEMENTS = "implements"
 
 
-# how the metadata warning of a text that may be cut short begins (ingest writes it, the document view reads it)
+# how ingest's metadata warnings begin (DocumentMeta.metadata_warnings), so that what reads them can tell them apart:
+# a province nothing tells, a text that may be cut short
+PROVINCE_UNKNOWN = "province unknown"
 INCOMPLETE_TEXT = "text may be incomplete"
 
 

@@ -21,7 +21,7 @@ from regrag.config import Settings
 from regrag.domain.errors import UnsupportedDocument
 from regrag.domain.ids import DOC_ID_RE
 from regrag.domain.messages import DocumentChunked, DocumentDeleted, split_for_publish
-from regrag.domain.models import INCOMPLETE_TEXT, Chunk, Document, DocumentMeta
+from regrag.domain.models import INCOMPLETE_TEXT, PROVINCE_UNKNOWN, Chunk, Document, DocumentMeta
 from regrag.domain.ocr import PageSpan, low_confidence_pages
 from regrag.ingest import metadata
 from regrag.ports import Blob, BlobStore, OcrEngine, Publisher
@@ -212,7 +212,7 @@ def _document_meta(
     unknown_place = provenance["province"] == "unknown"
     values["place_evidence"] = place.evidence if provenance["province"] == "inferred" else None
     values["metadata_warnings"] = (
-        (f"province unknown: {place.doubt}; give it in a sidecar (province)",) if unknown_place else ()
+        (f"{PROVINCE_UNKNOWN}: {place.doubt}; give it in a sidecar (province)",) if unknown_place else ()
     )
     dates = metadata.resolve_dates(values, provenance, normalized, structure.header_lines)
     headings = {seg.label: seg.heading_path for seg in structure.segments if seg.kind == KIND_ARTICLE}
