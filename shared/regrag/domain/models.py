@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -54,6 +55,11 @@ IMPLEMENTS = "implements"
 # a province nothing tells, a text that may be cut short
 PROVINCE_UNKNOWN = "province unknown"
 INCOMPLETE_TEXT = "text may be incomplete"
+
+
+def warned(warnings: Sequence[str], kind: str) -> bool:
+    """Whether metadata warnings hold one of this kind (PROVINCE_UNKNOWN, INCOMPLETE_TEXT: its opening words)."""
+    return any(w.startswith(kind) for w in warnings)
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,7 @@ class DocumentMeta:
     @property
     def may_be_incomplete(self) -> bool:
         """Ingest found no article saying when the text takes effect (ingest.incomplete_warning)."""
-        return any(w.startswith(INCOMPLETE_TEXT) for w in self.metadata_warnings)
+        return warned(self.metadata_warnings, INCOMPLETE_TEXT)
 
     def to_dict(self) -> dict[str, Any]:
         pages, self_without = self.pages, replace(self, pages=())

@@ -336,7 +336,7 @@ def _to_sentence_end(prov: Provisions, chosen: list[int]) -> list[int]:
         last, following = out[-1], out[-1] + 1
         if (
             following >= len(units)
-            or not prov.text[units[last].start : units[last].end].rstrip().endswith(CLAUSE_ENDS)
+            or not prov.span(last).rstrip().endswith(CLAUSE_ENDS)
             or units[following].kind != SENTENCE
             or units[following].paragraph != units[last].paragraph
             or units[following].end - units[out[0]].shown_start > SENTENCE_CHARS

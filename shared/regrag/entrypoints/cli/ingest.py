@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from regrag.domain.errors import StorageError, TransientError
-from regrag.domain.models import INCOMPLETE_TEXT, PROVINCE_UNKNOWN, DocumentMeta
+from regrag.domain.models import INCOMPLETE_TEXT, PROVINCE_UNKNOWN, DocumentMeta, warned
 from regrag.entrypoints import handlers
 from regrag.entrypoints.cli.remove import complete_deletes, prune, writing
 from regrag.ingest.ingest import INGEST_VERSION, SIDECAR_SUFFIX, IngestResult, derive_doc_id
@@ -200,9 +200,9 @@ def _ingest_batch(services: Services, uploads: list[Upload], args: argparse.Name
         # amended documents cited with their amendment's adoption date, the text not stating when it took effect
         "dates_uncertain": batch.uncertain_dates,
         # documents whose province no sidecar gives and whose text does not tell: in no province's results
-        "province_unknown": _warned(batch.unsure, PROVINCE_UNKNOWN),
+        "province_unknown": sum(warned(ws, PROVINCE_UNKNOWN) for ws in batch.unsure.values()),
         # texts of articles none of which says when it takes effect: likely cut short (regrag audit lists them)
-        "possibly_incomplete": _warned(batch.unsure, INCOMPLETE_TEXT),
+        "possibly_incomplete": sum(warned(ws, INCOMPLETE_TEXT) for ws in batch.unsure.values()),
         # scans: documents and pages OCR read, and the OCR'd pages under REGRAG_OCR_LOW_CONFIDENCE, per document
         "ocr": ocr_summary(batch.scanned),
         "seconds": round(time.perf_counter() - started, 1),
@@ -281,11 +281,6 @@ def ocr_summary(scanned: dict[str, IngestResult]) -> dict[str, Any]:
         "engines": sorted({r.ocr_engine for r in scanned.values() if r.ocr_engine}),
         "low_confidence": {d: list(r.low_confidence_pages) for d, r in scanned.items() if r.low_confidence_pages},
     }
-
-
-def _warned(warnings: dict[str, tuple[str, ...]], kind: str) -> int:
-    """How many documents have a metadata warning of this kind (its opening words)."""
-    return sum(any(w.startswith(kind) for w in ws) for ws in warnings.values())
 
 
 def _doc_id(up: Upload) -> str:
