@@ -14,11 +14,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
+from regrag.data import table
 from regrag.text.places import gazetteer
 
 CATALOGUE_FILE = "national_titles.tsv"
@@ -93,15 +93,11 @@ class Catalogue:
 
 @cache
 def load_catalogue() -> Catalogue:
-    text = resources.files("regrag.data").joinpath(CATALOGUE_FILE).read_text(encoding="utf-8")
-    titles: dict[str, str] = {}
     as_of, source = "", ""
-    for line in text.splitlines():
+    for line in table.read(CATALOGUE_FILE).splitlines():  # its header comments say when and whence
         if line.startswith("# as_of\t"):
             as_of = line.split("\t", 1)[1].strip()
         elif line.startswith("# Source:"):
             source = line.removeprefix("# Source:").strip()
-        elif line and not line.startswith("#"):
-            key, level = [*line.split("\t"), ""][:2]
-            titles[key] = level
+    titles = {row.cells[0]: row.cells[1] for row in table.rows(CATALOGUE_FILE, 4, optional=2)}
     return Catalogue(titles, as_of, source)

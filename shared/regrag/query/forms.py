@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
+from regrag.data import table
 from regrag.text.numerals import ARABIC, FIGURE_DIGITS
 from regrag.text.units import quantity_units
 
@@ -49,20 +49,16 @@ class Wording:
 def wordings(text: str | None = None) -> list[Wording]:
     """The rows of the data file (or of `text` in its format), in order, each checked: a bad row is an error
     naming it, not a form that silently never matches."""
-    if text is None:
-        text = resources.files("regrag.data").joinpath(DATA_FILE).read_text(encoding="utf-8")
     rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        cells = line.split("\t")
-        if len(cells) != 4 or cells[1] not in ("asked", "answered") or not cells[3].startswith(SOURCES):
-            raise ValueError(f"{DATA_FILE} line {n}: expected form, asked|answered, pattern, source: {line!r}")
+    for row in table.rows(DATA_FILE, 4, text=text):
+        cells = row.cells
+        if cells[1] not in ("asked", "answered") or not cells[3].startswith(SOURCES):
+            raise row.error("form, asked|answered, pattern, source")
         if cells[2] != TIME_FIGURE:
             try:
                 re.compile(cells[2])
             except re.error as exc:
-                raise ValueError(f"{DATA_FILE} line {n}: not a regular expression ({exc}): {cells[2]!r}") from exc
+                raise row.error(f"a regular expression ({exc})") from exc
         rows.append(Wording(*cells))
     return rows
 

@@ -30,8 +30,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
+from regrag.data import table
 from regrag.text.inference import PROVINCES, local_prefix, national_body, national_form
 from regrag.text.segment import CLAUSE_RE
 
@@ -65,16 +65,9 @@ class PlaceScope:
 def gazetteer() -> dict[str, Place]:
     places = {name: Place(name, (code,)) for name, code in PROVINCES.items()}
     places["内蒙"] = Place("内蒙", ("nm",))
-    text = resources.files("regrag.data").joinpath("places.tsv").read_text(encoding="utf-8")
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        name, codes, flag = [*line.split("\t"), "", ""][:3]
-        provinces = tuple(codes.split(","))
-        unknown = [c for c in provinces if c not in PROVINCES.values()]
-        if unknown:
-            raise ValueError(f"places.tsv: unknown province code(s) {unknown} for {name!r}")
-        places.setdefault(name, Place(name, provinces, flag.strip() == "suffix"))
+    for row in table.rows("places.tsv", 3, optional=1):
+        name, codes, flag = row.cells
+        places.setdefault(name, Place(name, _provinces(row, codes), flag.strip() == "suffix"))
     for feature in _FEATURES:
         places[feature] = Place(feature, ())
     return places
@@ -91,17 +84,18 @@ def document_places() -> tuple[dict[str, Place], int]:
     name's length: for a document's title and issuer lines, never for questions (a question says 朝阳 for the
     district and the city alike)."""
     places = dict(gazetteer())
-    text = resources.files("regrag.data").joinpath("counties.tsv").read_text(encoding="utf-8")
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        name, codes = line.split("\t")[:2]
-        provinces = tuple(codes.strip().split(","))
-        unknown = [c for c in provinces if c not in PROVINCES.values()]
-        if unknown:
-            raise ValueError(f"counties.tsv: unknown province code(s) {unknown} for {name!r}")
-        places.setdefault(name, Place(name, provinces))
+    for row in table.rows("counties.tsv", 2):
+        name, codes = row.cells
+        places.setdefault(name, Place(name, _provinces(row, codes)))
     return places, max(map(len, places))
+
+
+def _provinces(row: table.Row, codes: str) -> tuple[str, ...]:
+    """A data row's province codes (gd or gd,hk), each a known one."""
+    provinces = tuple(codes.strip().split(","))
+    if any(c not in PROVINCES.values() for c in provinces):
+        raise row.error("known province codes")
+    return provinces
 
 
 def _place_at(text: str, i: int, places: dict[str, Place], longest: int) -> Place | None:
@@ -149,15 +143,11 @@ _OF_PLACE = ("在", "到", "去", "从")  # prepositions of place: 在江苏建�
 @cache
 def rule_words() -> re.Pattern[str]:
     """data/rule_words.tsv: the words that name a rule or what a rule sets (规定, 标准, 条例, 补贴 …)."""
-    text = resources.files("regrag.data").joinpath("rule_words.tsv").read_text(encoding="utf-8")
     words = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        cells = line.split("\t")
-        if len(cells) != 2 or not cells[1].startswith("corpus "):
-            raise ValueError(f"rule_words.tsv line {n}: expected word, source: {line!r}")
-        words.append(re.escape(cells[0]))
+    for row in table.rows("rule_words.tsv", 2):
+        if not row.cells[1].startswith("corpus "):
+            raise row.error("word, source (corpus N/M)")
+        words.append(re.escape(row.cells[0]))
     return re.compile("|".join(words))
 
 

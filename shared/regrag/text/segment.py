@@ -11,7 +11,8 @@ import re
 import threading
 import unicodedata
 from functools import lru_cache
-from importlib import resources
+
+from regrag.data import table
 
 _lock = threading.Lock()
 _jieba = None  # a private rjieba.Jieba with the custom dictionary; the module-level default stays untouched
@@ -45,9 +46,8 @@ def _segmenter():  # type: ignore[no-untyped-def]
 @lru_cache(maxsize=1)
 def load_terms() -> tuple[tuple[str, int | None], ...]:
     """The custom dictionary shipped with the package: (term, frequency or None)."""
-    text = resources.files("regrag.data").joinpath("energy_terms.txt").read_text(encoding="utf-8")
     terms = []
-    for line in text.splitlines():
+    for line in table.read("energy_terms.txt").splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue

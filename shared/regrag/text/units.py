@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+
+from regrag.data import table
 
 TEXT, QUESTION = "text", "question"
 _STATED = ("both", "arabic", "no")
@@ -50,13 +51,12 @@ class Unit:
 @cache
 def units() -> tuple[Unit, ...]:
     """Every unit of data/units.tsv, in file order; ValueError names a malformed row."""
-    text = resources.files("regrag.data").joinpath("units.tsv").read_text(encoding="utf-8")
-    rows = [line.split("\t") for line in text.splitlines() if line.strip() and not line.startswith("#")]
     out = []
-    for row in rows[1:]:  # the first row names the columns
-        if len(row) != 10 or row[4] not in ("yes", "no") or row[5] not in _STATED or row[6] not in ("yes", "no"):
-            raise ValueError(f"units.tsv: malformed row {row!r}")
-        name, symbol, quantity, family, chinese, stated, asked, source, arabic_count, chinese_count = row
+    for row in table.rows("units.tsv", 10)[1:]:  # the first row names the columns
+        cells = row.cells
+        if cells[4] not in ("yes", "no") or cells[5] not in _STATED or cells[6] not in ("yes", "no"):
+            raise row.error("chinese yes|no, stated " + "|".join(_STATED) + ", asked yes|no")
+        name, symbol, quantity, family, chinese, stated, asked, source, arabic_count, chinese_count = cells
         out.append(
             Unit(name, symbol, quantity, tuple(f for f in family.split(",") if f), chinese == "yes", stated,
                  asked == "yes", source, int(arabic_count), int(chinese_count))
