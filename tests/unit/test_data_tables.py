@@ -23,7 +23,7 @@ def test_optional_cells_left_off_read_as_empty():
 
 @pytest.mark.parametrize("line", ["北京\n", "北京\tbj\tsuffix\textra\n"])
 def test_a_row_with_too_few_or_too_many_cells_is_an_error_naming_file_and_line(line):
-    with pytest.raises(ValueError, match=r"places.tsv line 2: expected 3 tab-separated cells"):
+    with pytest.raises(ValueError, match=r"places\.tsv line 2: expected 3 tab-separated cells"):
         table.rows("places.tsv", 3, optional=1, text="# header\n" + line)
 
 

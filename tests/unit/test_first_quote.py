@@ -495,3 +495,28 @@ def test_a_clause_is_quoted_to_the_end_of_its_sentence():
     assert "处20万元以上100万元以下的罚款；逾期不改正的，处100万元以上200万元以下的罚款；" in first.span
     assert first.span.endswith("责令关闭。") and first.citation.provision == "第二十三条第一款"
     assert first.verbatim_in(source("syn-eia") or "")
+
+
+LINES = """# 济南市某某供电条例
+
+第十五条 架空电力线路跨越铁路、公路、航道，依法需经铁路、交通等相关部门同意的，应当事先取得同意。
+
+架空电力线路一般不得跨越房屋。被架空电力线路跨越的房屋不得再行增加高度。
+"""
+
+
+def test_when_no_unit_holds_a_key_term_the_one_sharing_the_askers_characters_is_quoted():
+    """高压线 / 房顶 / 加盖 are nowhere in the article: the 款 on 房屋 … 增加高度 shares their 房 and 加 (rarer in the
+    article than 线), and is quoted instead of the article's first 款."""
+    doc = act("syn-lines", LINES)
+    # 济南 is in the title only: the article shares it (what lets it be quoted), none of its 款 does
+    answer = compose_answer(
+        "济南，我家平房上方有高压线，还能在房顶上加盖一层吗？",
+        ranked((doc, "第十五条")),
+        source_text=texts(doc),
+        floor=RelevanceFloor(coverage_alone=0.0),
+    )
+    assert "不得再行增加高度" in answer.bullets[0].span and "铁路" not in answer.bullets[0].span
+    # a key term held decides as before: the 款 holding it, though the other shares more characters
+    held = compose_answer("架空电力线路跨越航道要谁同意？", ranked((doc, "第十五条")), source_text=texts(doc))
+    assert "航道" in held.bullets[0].span

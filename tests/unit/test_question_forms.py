@@ -62,7 +62,7 @@ def test_the_wordings_come_from_a_data_file_that_says_where_each_came_from():
 
 def test_a_bad_row_is_an_error_naming_its_line():
     header = "# form\tside\tpattern\tsource\n"
-    with pytest.raises(ValueError, match="question_forms.tsv line 2: expected 4 tab-separated cells"):
+    with pytest.raises(ValueError, match=r"question_forms\.tsv line 2: expected 4 tab-separated cells"):
         wordings(header + "penalty\tasked\t处罚\n")
     with pytest.raises(ValueError, match="line 2: expected form"):
         wordings(header + "penalty\tanswer\t罚款\tcorpus 1/1\n")

@@ -9,6 +9,9 @@ Two parts, both read from what `analyse` took from the question:
 - what the question asks for, found in the unit: a figure (in the unit asked, when it names one), the figures it
   states itself, and the kind of provision its wording asks for (question forms: a penalty for 怎么处罚, an
   authority for 由谁, a time limit for 多久, a permission or prohibition for 能不能 …; query/forms.py).
+When no unit of an article holds a key term or a thing asked (every fit 0), the characters of the key terms decide
+which unit is quoted (`key_characters`): only then, since within a tie of non-zero fits a shared character (时 of
+时间限制 in 时限) picked a sentence that says less (bench/README.md, stop 40).
 """
 
 from __future__ import annotations
@@ -71,6 +74,21 @@ def fit(q: Question, text: str, context: str, rare: dict[str, float], *, lead_in
     found = sum(w * rare[k.term] for k, w in weights if k.term in shown)
     asked = [a for a in asked_in(q, shown) if a != ENUMERATION or lead_in]
     return Fit(found / total if total > 0 else 0.0, tuple(asked))
+
+
+def key_characters(q: Question, texts: Sequence[str]) -> dict[str, float]:
+    """The characters of the question's key terms, each weighted by how few of the article's units hold it (the
+    idf `rarity` gives terms). What tells units apart when none holds a key term whole: a lay question's words
+    (高压线, 房顶, 加盖) are not the statute's (架空电力线路, 房屋, 增加高度), yet share their morphemes (房, 加)."""
+    n = len(texts)
+    chars = {c for k in q.keywords for c in k.term if "\u4e00" <= c <= "\u9fff"}
+    return {c: math.log((n + 1) / (sum(c in t for t in texts) + 0.5)) for c in chars}
+
+
+def character_overlap(text: str, context: str, chars: dict[str, float]) -> float:
+    """The weight of the key characters (`key_characters`) a unit's quote shows, with its context."""
+    shown = f"{context}{text}"
+    return sum(weight for c, weight in chars.items() if c in shown)
 
 
 def asked_in(q: Question, text: str) -> tuple[str, ...]:

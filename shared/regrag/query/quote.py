@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from regrag import logs
 from regrag.domain.results import ELLIPSIS, Bullet, Candidate
 from regrag.query.citations import citation_for
-from regrag.query.fit import Fit, fit, rarity
+from regrag.query.fit import Fit, character_overlap, fit, key_characters, rarity
 from regrag.query.order import Quote, first_quote
 from regrag.query.question import Question
 from regrag.text.chunking import KIND_ARTICLE, KIND_PARAGRAPH
@@ -209,6 +209,11 @@ def choose(q: Question, cand: Candidate, stored: str) -> _Choice | None:
     rare = rarity(q, [_shown(prov, i) for i in range(len(units))], chunk.meta.title)
     fits = {i: fit(q, prov.span(i), _context(prov, i), rare, lead_in=units[i].kind == LEAD_IN) for i in eligible}
     best = max(eligible, key=lambda i: (fits[i].score, -i))
+    if not fits[best].score:
+        # no unit holds a key term or a thing asked: the question's words are the asker's, not the statute's, and
+        # the unit sharing the rarer characters of them is quoted rather than the article's first
+        chars = key_characters(q, [_shown(prov, i) for i in range(len(units))])
+        best = max(eligible, key=lambda i: (character_overlap(prov.span(i), _context(prov, i), chars), -i))
     chosen = _with_context(prov, best, fits, q, rare)
     answering = [best]
     runner = _runner_up(eligible, chosen, fits, best)
