@@ -70,3 +70,15 @@ def test_a_bad_row_is_an_error_naming_its_line():
         wordings(header + "penalty\tasked\t处罚\tmy guess\n")
     with pytest.raises(ValueError, match="line 2: expected a regular expression"):
         wordings(header + "penalty\tasked\t处罚(\tquestion\n")
+
+
+def test_the_forms_asked_are_read_from_the_clauses_that_ask():
+    """报批 tells the act fined, not a procedure asked, when the clause that asks names the fine; a question whose
+    asking clause names no form is read whole."""
+    fine = analyse("建设单位未报批环评报告书就擅自开工建设，罚款幅度是多少？", Filters())
+    assert [f.name for f in fine.forms] == ["penalty"]
+    whole = analyse("风电项目开工前的审批手续，具体是什么？", Filters())
+    assert [f.name for f in whole.forms] == ["procedure"]
+    # the situation's procedure is not what 这样行吗 asks: whether it is allowed
+    allowed = analyse("没有办审批手续就开工，这样行吗？", Filters())
+    assert [f.name for f in allowed.forms] == ["permission"]

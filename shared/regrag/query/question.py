@@ -103,7 +103,7 @@ def analyse(
         terms=tuple(index_terms(text, words)),
         places=mentioned_provinces(text),
         rule_places=rule_authors(text),
-        forms=asked_forms(text),
+        forms=_asked_forms(text),
         asks_figure=asks_figure(text),
         units=asked_units(text),
         stated_figures=frozenset(stated_figure_values(text)),
@@ -123,6 +123,15 @@ def asking_clause(text: str) -> str:
     """The clause of a question that asks (the last one with an interrogative; the whole text when none has)."""
     asking = [c for c in CLAUSE_RE.findall(text) if _ASKING.search(c)]
     return asking[-1] if asking else text
+
+
+def _asked_forms(text: str) -> tuple[Form, ...]:
+    """The kinds of provision the question asks for, read from its clauses that ask (those with an interrogative)
+    when they name any: 未报批环评报告书就擅自开工建设，罚款幅度是多少 asks for the fine, and its 报批 tells the act
+    fined, not that a procedure is asked (which put the 款 on a 登记表's 备案 first). The whole text when its asking
+    clauses name none (建风电场要做环评吗 has one clause; 没有审批手续，这样行吗 asks with a bare 吗)."""
+    asking = [c for c in CLAUSE_RE.findall(text) if _ASKING.search(c)]
+    return asked_forms("，".join(asking)) or asked_forms(text)
 
 
 def in_force_by_default(filters: Filters, today: dt.date | None = None) -> Filters:
