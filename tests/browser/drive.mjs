@@ -340,6 +340,13 @@ await step('window', async () => {
   };
 });
 
+await step('future', async () => {
+  // a day still to come: the answer is the law as known today, and says so
+  await load();
+  await search({ question: VERSION_QUESTION, asOf: '2035-06-01' });
+  return { notes: await texts('.notes li'), temporal: await texts('.temporal-note') };
+});
+
 await step('abstain', async () => {
   await load();
   await search({ question: OFF_TOPIC_QUESTION });
@@ -397,6 +404,17 @@ await step('errors', async () => {
     counter: await page.textContent('#question-count'),
     answer_hidden: await page.isHidden('#answer'),
   };
+  await shot('error-too-long');
+
+  // a request the server refuses: its message is shown under the page's own heading
+  await page.route('**/query', (route) => route.fulfill({
+    status: 400,
+    contentType: 'application/json',
+    body: JSON.stringify({ error: { code: 'invalid_input', message: "filters.as_of='2020-13-01' is not a valid date" } }),
+  }));
+  await search({ question: QUESTION });
+  const refused = await page.textContent('#error');
+  await page.unroute('**/query');
   await shot('error-400');
 
   // Cancel while the slow corpus keeps the request open.
@@ -419,7 +437,7 @@ await step('errors', async () => {
   await search({ question: QUESTION, corpora: ['shanghai'] });
   const allFailed = { error: await page.textContent('#error'), cards: await cards() };
   await shot('error-503');
-  return { empty, too_long: tooLong, cancelled, network, all_failed: allFailed };
+  return { empty, too_long: tooLong, refused, cancelled, network, all_failed: allFailed };
 });
 
 await step('answer_first', async () => {

@@ -233,6 +233,12 @@ def test_between_promulgation_and_entry_into_force_the_older_version_is_the_law(
     assert w["temporal"] == ["时点：2024-08-01（依据筛选条件）"]
 
 
+def test_a_day_still_to_come_is_said_to_be_so(run: dict[str, Any]) -> None:
+    f = step(run, "future")
+    assert f["temporal"] == ["时点：2035-06-01（依据筛选条件；尚未到来，引文为现有文本届时的状态）"]
+    assert any("2035-06-01尚未到来" in n for n in f["notes"]), f["notes"]
+
+
 def test_abstention_shows_the_message_and_no_quotes(run: dict[str, Any]) -> None:
     s = step(run, "abstain")
     assert (
@@ -244,9 +250,10 @@ def test_abstention_shows_the_message_and_no_quotes(run: dict[str, Any]) -> None
 def test_errors_are_shown_with_the_servers_message(run: dict[str, Any]) -> None:
     e = step(run, "errors")
     assert "请输入问题" in e["empty"]
-    assert "请求无效（HTTP 400）" in e["too_long"]["error"]
-    assert "question is longer than 2000 characters" in e["too_long"]["error"]
+    # too long: said by the page, in its words, before anything is sent
+    assert "问题过长" in e["too_long"]["error"] and "超过 2000 字" in e["too_long"]["error"]
     assert "超出上限" in e["too_long"]["counter"] and e["too_long"]["answer_hidden"]
+    assert "请求无效，请检查问题和筛选条件（HTTP 400）" in e["refused"] and "not a valid date" in e["refused"]
     assert e["cancelled"] == {
         "error": "已取消检索已取消，未显示任何结果。",
         "progress_hidden": True,

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from regrag.domain.models import DocumentMeta, Filters
-from regrag.query.temporal import SOURCE_FILTER, SOURCE_QUESTION, SOURCE_REVISION, SOURCE_TODAY, resolve_as_of
+from regrag.query.temporal import SOURCE_FILTER, SOURCE_QUESTION, SOURCE_REVISION, SOURCE_TODAY, notes, resolve_as_of
 
 TODAY = dt.date(2026, 11, 24)
 
@@ -63,3 +63,14 @@ def test_before_a_revision_of_a_named_act() -> None:
     assert filters.as_of == "2024-10-31" and found.source == SOURCE_REVISION and "突发事件应对法" in (found.text or "")
     resolve_as_of("突发事件应对法怎么处罚？", Filters(), documents, TODAY)
     assert len(asked) == 1  # the store is read only when the question speaks of a revision
+
+
+def test_a_day_still_to_come_is_flagged_and_told() -> None:
+    """A 2035 answer is the law as known today: the reader is told it may change before then."""
+    _, future = resolve_as_of("窃电怎么处罚", Filters(as_of="2035-06-01"), today=TODAY)
+    assert future.after_today and future.to_dict()["after_today"] is True
+    assert any("2035-06-01尚未到来" in line for line in notes(future))
+    _, past = resolve_as_of("窃电怎么处罚", Filters(as_of="2015-06-01"), today=TODAY)
+    assert not past.after_today and "after_today" not in past.to_dict() and notes(past) == ()
+    _, today = resolve_as_of("窃电怎么处罚", Filters(), today=TODAY)
+    assert not today.after_today and notes(today) == ()

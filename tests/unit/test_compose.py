@@ -195,3 +195,16 @@ def test_a_short_paragraph_is_quoted_whole_a_long_one_by_its_sentence():
     quoted = late.bullets[0].span
     assert "千分之二的滞纳金" in quoted and "公告征收的范围" not in quoted  # a long paragraph: its sentence only
     assert quoted.startswith("第三条") and "……" in quoted
+
+
+def test_a_question_not_in_chinese_that_finds_nothing_is_headed_by_the_request_for_chinese(doc):
+    """未找到相关规定 above it would read as "the law says nothing", which a search in another language cannot tell."""
+    from regrag.query.confidence import Confidence
+    from regrag.query.judge import BY_FLOOR, Verdict
+    from regrag.query.render import NOT_CHINESE_TITLE, finish
+
+    q = analyse("How much is the fine for electricity theft?", Filters())
+    answer = finish(q, abstention(q.text, q.filters), Verdict(Confidence.abstained(), BY_FLOOR))
+    assert answer.abstained and answer.title == NOT_CHINESE_TITLE
+    assert answer.answer_zh.startswith(NOT_CHINESE_TITLE) and ABSTAIN_TITLE not in answer.answer_zh
+    assert NOT_CHINESE_NOTE in answer.notes and answer.answer_zh.count("Please ask in Chinese") == 1

@@ -56,6 +56,7 @@ def heading_for(question: str, filters: Filters) -> str:
     return f"{topic}要点" + (f"（{' / '.join(tags)}）" if tags else "")
 
 
+NOT_CHINESE_TITLE = "请用中文提问"
 NOT_CHINESE_NOTE = (
     "请用中文提问：本库收录中文法规原文，检索和引用都按中文词句进行。"
     "(Please ask in Chinese: the library holds Chinese regulations and searches their Chinese text.)"
@@ -76,7 +77,24 @@ def render(
 
 
 def _language_note(q: Question, answer: Answer) -> Answer:
-    return answer if q.chinese else with_note(answer, NOT_CHINESE_NOTE)
+    """A question not in Chinese is told so: as the headline when nothing is quoted (未找到相关规定 above it reads as
+    "the law says nothing", which the search in another language cannot tell), as a note under quotes."""
+    if q.chinese:
+        return answer
+    if not answer.abstained:
+        return with_note(answer, NOT_CHINESE_NOTE)
+    head, _, rest = answer.answer_zh.partition("\n")
+    body = rest.partition("\n")[2]  # the lines after ABSTAIN_TEXT: the notes
+    text = "\n".join(
+        line for line in (head.replace(ABSTAIN_TITLE, NOT_CHINESE_TITLE, 1), f"- {NOT_CHINESE_NOTE}", body) if line
+    )
+    return replace(
+        answer,
+        answer_zh=text,
+        title=NOT_CHINESE_TITLE,
+        notes=(*answer.notes, NOT_CHINESE_NOTE),
+        chinese_ratio=chinese_ratio(text),
+    )
 
 
 def quoted(
@@ -133,8 +151,13 @@ def finish(q: Question, answer: Answer, verdict: Verdict) -> Answer:
         answer = with_note(answer, f"请注意：{caution}")
     if verdict.low:
         answer = with_caution(answer)
-    when = temporal.note(q.as_of)
-    return _language_note(q, with_note(answer, when) if when else answer)
+    return _language_note(q, _day_notes(q, answer))
+
+
+def _day_notes(q: Question, answer: Answer) -> Answer:
+    for line in temporal.notes(q.as_of):
+        answer = with_note(answer, line)
+    return answer
 
 
 def abstention_for(q: Question, quotes: Quotes, verdict: Verdict) -> Answer:
@@ -143,13 +166,13 @@ def abstention_for(q: Question, quotes: Quotes, verdict: Verdict) -> Answer:
     if verdict.abstained_by == BY_NO_QUOTES:
         answer = abstention(q.text, q.filters, quotes.dropped)
         answer = with_note(answer, FOREIGN_NOTE.format(n=quotes.foreign)) if quotes.foreign else answer
-        return _language_note(q, answer)
+        return _language_note(q, _day_notes(q, answer))
     answer = abstention(q.text, q.filters)
     if verdict.abstained_by == BY_NOTHING:
-        return _language_note(q, with_note(answer, NOTHING_NOTE))
+        return _language_note(q, _day_notes(q, with_note(answer, NOTHING_NOTE)))
     for reason in verdict.reasons:
         answer = with_note(answer, f"最接近的条文未予引用：{reason}")
-    return _language_note(q, answer)
+    return _language_note(q, _day_notes(q, answer))
 
 
 def with_caution(answer: Answer) -> Answer:

@@ -60,10 +60,13 @@ class AsOf:
     source: str  # filter | question | revision | today
     text: str | None = None  # the words of the question the date came from
     rule: str | None = None  # how those words became a day
+    # the day is after today: the library knows the texts published so far, not what will be in force then
+    after_today: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in (("as_of", self.date), ("source", self.source), ("text", self.text),
-                                  ("rule", self.rule)) if v is not None}  # fmt: skip
+        found = {k: v for k, v in (("as_of", self.date), ("source", self.source), ("text", self.text),
+                                   ("rule", self.rule)) if v is not None}  # fmt: skip
+        return {**found, "after_today": True} if self.after_today else found
 
 
 def _last_day(year: int, month: int) -> dt.date:
@@ -151,7 +154,7 @@ def resolve_as_of(
     newest version took effect, else today."""
     today = today or dt.date.today()
     if filters.as_of:
-        return filters, AsOf(filters.as_of, SOURCE_FILTER)
+        return filters, _dated(AsOf(filters.as_of, SOURCE_FILTER), today)
     if filters.include_superseded:
         return filters, AsOf(today.isoformat(), SOURCE_TODAY)
     found = as_of_from_question(question, today)
@@ -159,11 +162,21 @@ def resolve_as_of(
         found = before_revision(question, documents())
     if found is None:
         return filters, AsOf(today.isoformat(), SOURCE_TODAY)
-    return replace(filters, as_of=found.date), found
+    return replace(filters, as_of=found.date), _dated(found, today)
 
 
-def note(as_of: AsOf) -> str | None:
-    """The line an answer shows when the day came from the question, not from a filter or today."""
-    if as_of.source not in (SOURCE_QUESTION, SOURCE_REVISION):
-        return None
-    return f"按问题中的“{as_of.text}”，引文为{as_of.date}时有效的规定；需要其他时点请在筛选中设置“时点”。"
+def _dated(as_of: AsOf, today: dt.date) -> AsOf:
+    return replace(as_of, after_today=as_of.date > today.isoformat())
+
+
+def notes(as_of: AsOf) -> tuple[str, ...]:
+    """The lines an answer shows about its day: where it came from when the question named it, and that it is
+    still to come (a 2035 answer is the law as known today, in force then unless amended meanwhile)."""
+    lines = []
+    if as_of.source in (SOURCE_QUESTION, SOURCE_REVISION):
+        lines.append(f"按问题中的“{as_of.text}”，引文为{as_of.date}时有效的规定；需要其他时点请在筛选中设置“时点”。")
+    if as_of.after_today:
+        lines.append(
+            f"所问时点{as_of.date}尚未到来：引文为库中现有文本届时的效力状态，此后公布的修改、废止无从反映，请届时再核。"
+        )
+    return tuple(lines)

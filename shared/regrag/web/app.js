@@ -62,7 +62,7 @@ function errorTitle(err) {
   if (err.title) return err.title;
   if (!(err instanceof ApiError)) return '页面出错';
   if (err.status === 0) return '网络错误';
-  if (err.status === 400) return `请求无效（HTTP ${err.status}）`;
+  if (err.status === 400) return `请求无效，请检查问题和筛选条件（HTTP ${err.status}）`;
   if (err.status === 404) return `未找到（HTTP ${err.status}）`;
   if (err.status === 503) return `服务暂不可用（HTTP ${err.status}）`;
   return `请求失败（HTTP ${err.status}）`;
@@ -263,7 +263,7 @@ function updateCounter() {
   const counter = $('#question-count');
   const over = count > MAX_QUESTION_CHARS;
   counter.replaceChildren(over
-    ? `${count} / ${MAX_QUESTION_CHARS} 字：超出上限，服务器将拒绝该问题。`
+    ? `${count} / ${MAX_QUESTION_CHARS} 字：超出上限，请删减后再检索。`
     : `${count} / ${MAX_QUESTION_CHARS} 字`);
   counter.classList.toggle('warn', over);
 }
@@ -321,6 +321,12 @@ async function search(event) {
     $('#question').focus();
     return;
   }
+  if (question.length > MAX_QUESTION_CHARS) {
+    // the server would refuse it with its own (English) message: say it here, in the page's words
+    showError(notice('问题过长', `问题共 ${question.length} 字，超过 ${MAX_QUESTION_CHARS} 字的上限。请只写要问的事，条文原文不必粘贴。`));
+    $('#question').focus();
+    return;
+  }
   const body = { question, filters: readFilters() };
   // the choice is made: fold the list (its summary names the provinces chosen) so the answer is not pushed down
   $('#province-picker').open = false;
@@ -336,7 +342,7 @@ async function search(event) {
     // On a phone the form fills the screen: bring the answer up rather than leave it below the fold.
     const top = $('#answer').getBoundingClientRect().top;
     if (top > window.innerHeight * 0.8) $('#answer').scrollIntoView({ block: 'start' });
-    announce(data.abstained ? '检索完成：未找到相关规定。' : `检索完成：${(data.bullets || []).length} 条引文。`);
+    announce(data.abstained ? `检索完成：${data.title || '未找到相关规定'}。` : `检索完成：${(data.bullets || []).length} 条引文。`);
   } catch (err) {
     if (err.name === 'AbortError') {
       showError(notice('已取消', '检索已取消，未显示任何结果。'));
@@ -417,7 +423,8 @@ function counterpartNote(citation) {
 function temporalNote(temporal) {
   if (!temporal || !temporal.as_of || temporal.source === 'today') return null;
   const why = temporal.source === 'filter' ? '筛选条件' : `问题中的“${temporal.text || ''}”`;
-  return h('span', { class: 'temporal-note' }, `时点：${temporal.as_of}（依据${why}）`);
+  const future = temporal.after_today ? '；尚未到来，引文为现有文本届时的状态' : '';
+  return h('span', { class: 'temporal-note' }, `时点：${temporal.as_of}（依据${why}${future}）`);
 }
 
 function filterSummary(filters) {
