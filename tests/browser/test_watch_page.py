@@ -106,6 +106,8 @@ def test_an_address_opens_a_document_at_its_article_with_watch_and_export_contro
     assert s["title"] == "《中华人民共和国矿产资源法》" and s["cited"] == "第三条"
     assert s["buttons"] == ["关注本文件", "已关注第三条", "Word", "Markdown"]  # 第三条 is watched since the fixture
     assert s["request"] == {"doc_id": "nat-law-0072"} and "已关注本文件" in s["pressed"]
+    # the 2009 text is replaced already: said beside the button when the watch is made
+    assert len(s["told"]) == 1 and "有新版本" in s["told"][0] and "2025-07-01" in s["told"][0]
     assert s["versions"]["suggested"] == "《中华人民共和国矿产资源法》版本沿革与修订对照.docx"
     rows = [[c.text for c in r.cells] for t in docx.Document(s["versions"]["file"]).tables for r in t.rows]
     assert ["《中华人民共和国矿产资源法》", "2024-11-08", "2025-07-01", "现行", "nat-law-0073"] in rows
@@ -117,8 +119,11 @@ def test_the_watch_tab_lists_watches_and_alerts_and_an_alert_opens_the_new_artic
     assert before["visible"] and before["feed"] == "/alerts?format=atom"
     assert len(before["watches"]) == 4  # the fixture's, the quote's, the question's, the document's
     assert any("第三条" in w and "（现为新版本第四条）" in w and "lawyer@example.com" in w for w in before["watches"])
-    [alert] = before["alerts"]
-    assert "条文修改" in alert["text"] and "其内容见于新版本第四条" in alert["text"]
+    # the fixture's article alert, and the 2009 text watched from the document view: told at once it is replaced
+    [alert] = [a for a in before["alerts"] if "条文修改" in a["text"]]
+    assert "其内容见于新版本第四条" in alert["text"]
+    [told] = [a for a in before["alerts"] if a is not alert]
+    assert "有新版本" in told["text"] and "nat-law-0073" in (told["href"] or "")
     assert alert["href"].endswith("?doc=nat-law-0073&article=%E7%AC%AC%E5%9B%9B%E6%9D%A1")
     assert len(s["after"]["watches"]) == 3 and s["after"]["status"].startswith("关注 3 项")
     assert s["opened"]["title"] == "《中华人民共和国矿产资源法》" and s["opened"]["cited"] == "第四条"

@@ -119,6 +119,24 @@ def test_an_article_watch_gets_one_alert_with_the_diff_and_dates_when_the_next_v
     assert services.failures.list() == []
 
 
+def test_watching_an_article_already_replaced_is_told_at_once_and_follows_the_version_in_force(services, client):
+    """An article quoted from an answer as of a past day, of a version superseded since: the alert its successor's
+    ingest would have made is made when the watch is, not at some later ingest."""
+    ingest_sample(services, [OZONE_2018, OZONE_2023])
+    made = watch(client, {"doc_id": OZONE_2018, "article": "第二条"})
+    [told] = made["alerts"]
+    assert told["kind"] == "article_changed" and told["successor_id"] == OZONE_2023
+    assert [a["alert_id"] for a in alerts(client)] == [told["alert_id"]]
+    assert made["watch"]["following"] == {"doc_id": OZONE_2023, "article": "第二条"}
+    assert made["version"] == {"doc_id": OZONE_2023, "status": "in_force", "successor": None, "note": None}
+    # the same watch again: nothing more to tell
+    again = watch(client, {"doc_id": OZONE_2018, "article": "第二条"}, status=200)
+    assert again["alerts"] == [] and len(alerts(client)) == 1
+    # a watch on the version in force has nothing to be told
+    current = watch(client, {"doc_id": OZONE_2023, "article": "第二条"})
+    assert current["alerts"] == [] and current["version"]["status"] == "in_force"
+
+
 def test_a_split_article_is_followed_to_where_its_words_went(services, client):
     ingest_sample(services, [MINING_2009])
     made = watch(client, {"doc_id": MINING_2009, "article": "第三条"})

@@ -180,12 +180,29 @@ def add_watch(services: Services, request: WatchRequest) -> dict[str, Any]:
     logs.event(
         log, logging.INFO, "watch added" if created else "watch exists", watch_id=watch.watch_id, kind=watch.kind
     )
-    body: dict[str, Any] = {"watch_id": stored.watch_id, "created": created, "watch": stored.public()}
+    alerts = _already_changed(services, stored)
+    stored = watches.get_watch(watch.watch_id) or stored  # an alert moves the watch on to the version in force
+    body: dict[str, Any] = {
+        "watch_id": stored.watch_id,
+        "created": created,
+        "watch": stored.public(),
+        "alerts": [a.to_dict() for a in alerts],
+    }
     if stored.kind != QUESTION and stored.baseline.doc_id:
         found = services.store.get_document(stored.baseline.doc_id)
         if found is not None:
             body["version"] = _version(services, found[0])
     return body
+
+
+def _already_changed(services: Services, watch: Watch) -> list[Alert]:
+    """A version or article watched that is already replaced (an article quoted from an answer as of 2016, of a
+    law superseded since) is told at once, as the ingest of its successor would have told it, and the watch follows
+    the version in force: waiting for the next ingest would say nothing about a change already made."""
+    bundle = watching(services)
+    if watch.kind == QUESTION or bundle is None:
+        return []
+    return alerts_stage.check_watch(bundle, services.store, watch)
 
 
 def _document_watch(services: Services, request: WatchRequest) -> Watch:
@@ -207,7 +224,8 @@ def _document_watch(services: Services, request: WatchRequest) -> Watch:
         article=label,
         owner=request.owner,
         title=meta.title,
-        baseline=Baseline.of_version(meta, label, text),
+        # told nothing yet: a successor or an end the store already records is a change to tell (_already_changed)
+        baseline=replace(Baseline.of_version(meta, label, text), superseded_by=None, effective_to=None),
     )
 
 

@@ -99,7 +99,10 @@
         const made = await api('/watches', { method: 'POST', body });
         if (body.doc_id) watched.set(key(body.doc_id, made.watch.article), made.watch_id);
         done(made.watch_id);
-        announce(made.created ? `已关注：${title}` : `此前已关注：${title}`);
+        // a version already replaced is told at once: the alert the server recorded, beside the button
+        const told = (made.alerts || []).map((a) => a.message).filter(Boolean);
+        if (told.length) button.after(el('span', { class: 'watch-told', role: 'status' }, told.join(' ')));
+        announce([made.created ? `已关注：${title}` : `此前已关注：${title}`, ...told].join(' '));
       } catch (err) {
         button.disabled = false;
         button.after(el('span', { class: 'watch-error', role: 'alert' }, `关注失败：${err.message}`));
