@@ -182,6 +182,11 @@ _WATCH_RESPONSE = {
         "created": {"type": "boolean", "description": "false: the same watch existed already (HTTP 200, not 201)"},
         "watch": {"$ref": "#/components/schemas/Watch"},
         "version": {"type": "object", "description": "the followed version's status today (in force, superseded …)"},
+        "alerts": {
+            "type": "array",
+            "items": {"$ref": "#/components/schemas/Alert"},
+            "description": "what the watched version already missed (a successor, an end), told when the watch is made",
+        },
     },
 }
 _ALERT = {
