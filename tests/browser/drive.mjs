@@ -183,8 +183,11 @@ await step('load', async () => {
       [...el.options].map((o) => [o.value, o.textContent]),
     ]))),
     provinces: await page.$$eval('#province-list input', (els) => els.map((el) => [
-      el.value, document.querySelector(`label[for="${el.id}"]`).textContent, el.checked,
+      el.value, document.querySelector(`label[for="${el.id}"]`).firstChild.textContent, el.checked,
     ])),
+    province_counts: await page.waitForSelector('#library', { state: 'visible' }).then(() => page.$$eval(
+      '#province-list li', (els) => els.map((li) => [li.querySelector('input').value, li.querySelector('.count').textContent]),
+    )),
     province_summary: await page.textContent('#province-summary'),
     province_label: await page.textContent('#province-label'),
     labels: await page.$$eval('label[for]', (els) => els.map((el) => [el.htmlFor, el.textContent.trim()])),
@@ -498,7 +501,32 @@ await step('provinces', async () => {
     national: await page.isChecked('#f-province-national'),
     address: page.url(),
   };
-  return { ticked, with_national: withNational, without_national: withoutNational };
+  // ticked by the page with a province, national rules go with the last province unticked: no filter is left
+  await load();
+  await page.click('#province-summary');
+  await page.check('#f-province-sh');
+  await page.uncheck('#f-province-sh');
+  const untickedAll = {
+    national: await page.isChecked('#f-province-national'),
+    summary: await page.textContent('#province-summary'),
+  };
+  return { ticked, with_national: withNational, without_national: withoutNational, unticked_all: untickedAll };
+});
+
+await step('library', async () => {
+  // which documents can be asked about: folded under the corpora, each opening the document view
+  await load();
+  await page.waitForSelector('#library', { state: 'visible' });
+  const summary = await page.textContent('#library-summary');
+  await page.click('#library-summary');
+  await page.locator('.library-corpus').first().waitFor();
+  const corpora = await page.$$eval('.library-corpus', (els) => els.map((el) => el.textContent));
+  const docs = await page.$$eval('.library-doc', (els) => els.map((el) => el.textContent));
+  await shot('library');
+  await page.locator('.library-doc', { hasText: '上海市供用电条例' }).locator('button').click();
+  await page.locator('#article-body .document-tools').waitFor();
+  const names = await page.$$eval('#corpus-list label', (els) => els.map((el) => el.textContent));
+  return { summary, corpora, docs, names, opened: await page.textContent('#article-title') };
 });
 
 await step('shared_address', async () => {

@@ -111,6 +111,11 @@ def test_page_loads_clean_with_corpora_and_chinese_filter_labels(run: dict[str, 
     assert next(iter(provinces)) == "national" and set(provinces) == set(PROVINCE_CODES)
     assert all(provinces[c] == PROVINCE_NAMES[c] for c in PROVINCE_CODES if c != "national")
     assert not any(checked for _, _, checked in load["provinces"]) and load["province_summary"] == "不限"
+    # beside each name, how many documents in force the library holds; those it holds nothing of come last
+    counts = dict(load["province_counts"])
+    order = [code for code, _ in load["province_counts"]]
+    assert order[0] == "national" and set(order[1:3]) == {"ha", "sh"}
+    assert counts["sh"] == "1 部现行" and counts["gd"] == "库中无文件" and counts["national"].endswith("部现行")
     labels = dict(load["labels"])
     assert labels["question"] == "问题" and load["province_label"] == "省份" and labels["corpus-all"] == "全选"
     assert not run["page_errors"], run["page_errors"]
@@ -292,6 +297,20 @@ def test_provinces_are_a_multi_select_that_keeps_national_rules(run: dict[str, A
     # unticked on purpose, national rules stay out, even when another province is ticked afterwards
     assert p["without_national"]["request"]["filters"]["province"] == ["sh", "gd"]
     assert p["without_national"]["national"] is False and "province=sh%2Cgd" in p["without_national"]["address"]
+    # the page's own tick of national rules goes with the last province unticked: no filter is left behind
+    assert p["unticked_all"] == {"national": False, "summary": "不限"}
+
+
+def test_the_library_lists_its_documents_and_opens_them(run: dict[str, Any]) -> None:
+    lib = step(run, "library")
+    assert lib["summary"].startswith("库中文件（") and lib["corpora"]
+    assert any("《上海市供用电条例》" in d and "上海" in d and "现行" in d for d in lib["docs"]), lib["docs"]
+    assert any("已被取代" in d for d in lib["docs"])  # the older version of a chain, listed as such
+    assert lib["opened"] == "《上海市供用电条例》"
+    # a corpus's place, read from its documents, beside the operator's name for it
+    assert any(n.startswith("shanghai（上海）") for n in lib["names"]) and any(
+        n.startswith("national（全国）") for n in lib["names"]
+    )
 
 
 def test_a_shared_address_restores_the_search_and_asks_it(run: dict[str, Any]) -> None:

@@ -163,3 +163,28 @@ def test_the_local_fan_out_searches_one_corpus_per_core_at_a_time(hash_services)
 
     assert hash_services.retriever.max_workers == models.cores() == len(os.sched_getaffinity(0))
     assert models.build_retriever(hash_services.settings, *[None] * 4, None).max_workers == 8  # GCP: remote waits
+
+
+def test_the_library_lists_its_documents_with_their_status_today(hash_services):
+    """GET /documents: what can be asked about, where, and whether it is the law today."""
+    from werkzeug.test import Client
+
+    from regrag.api.server import wsgi_app
+
+    ingest_sample(hash_services, ["nat-law-0076", "nat-law-0077", "sh-0001"])
+    client = Client(wsgi_app(hash_services))
+    body = client.get("/documents").get_json()
+    status = {d["doc_id"]: d["status"] for d in body["documents"]}
+    assert status == {"nat-law-0076": "superseded", "nat-law-0077": "in_force", "sh-0001": "in_force"}
+    old = next(d for d in body["documents"] if d["doc_id"] == "nat-law-0076")
+    assert old["superseded_by"] == "nat-law-0077" and old["effective_date"] == "2007-11-01"
+    # documents in force by province, over the whole library whatever is asked for
+    assert body["in_force_by_province"] == {"national": 1, "sh": 1}
+    shanghai = client.get("/documents", query_string={"province": "sh", "title": "供用电"}).get_json()
+    assert [d["title"] for d in shanghai["documents"]] == ["上海市供用电条例"]
+    assert shanghai["in_force_by_province"] == body["in_force_by_province"]
+    assert client.get("/documents", query_string={"title": "没有这样的标题"}).get_json()["documents"] == []
+    # bad input: a 400 naming the parameter
+    for query, words in (({"province": "zz"}, "query.province"), ({"page": "2"}, "unknown field 'page'")):
+        response = client.get("/documents", query_string=query)
+        assert response.status_code == 400 and words in response.get_json()["error"]["message"]

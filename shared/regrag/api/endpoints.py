@@ -6,6 +6,7 @@ The routes (regrag.api.routes), the CLI and the evaluation call these; errors ar
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +101,13 @@ def corpora(services: Services) -> dict[str, Any]:
     """GET /corpora: every corpus with its document and chunk counts (always fresh)."""
     services.catalog.invalidate()
     return {"corpora": services.catalog.entries()}
+
+
+def library(services: Services, query: parse.DocumentsQuery) -> dict[str, Any]:
+    """GET /documents?province=&title=: the library's documents with their status today, and documents in force
+    by province."""
+    today = dt.date.today().isoformat()
+    return documents.library_view(services.store, today, query.provinces, query.title)
 
 
 def document(services: Services, doc_id: str) -> dict[str, Any]:

@@ -268,6 +268,21 @@ def _get(summary: str, ok: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"get": {"summary": summary, "responses": _responses(ok, extra=errors), **extra}}
 
 
+_LIBRARY = {
+    "type": "object",
+    "required": ["documents", "in_force_by_province"],
+    "properties": {
+        "documents": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "description": "doc_id, title, corpus, province, doc_class, regulation_level, promulgated, "
+                "effective_date, status (in_force | superseded | not_yet_in_force), superseded_by",
+            },
+        },
+        "in_force_by_province": {"type": "object", "additionalProperties": {"type": "integer"}},
+    },
+}
 _WATCH_RESPONSE_REF = {"$ref": "#/components/schemas/WatchResponse"}
 _DOC_ID = [{"name": "doc_id", "in": "path", "required": True, "schema": schemas.DOC_ID}]
 _ADMIN: list[dict[str, list[str]]] = [{"bearer": []}]
@@ -341,6 +356,16 @@ def _public_paths() -> dict[str, Any]:
         ),
         "/check": _check_path(),
         "/corpora": _get("Corpora with document and chunk counts", {"type": "object"}),
+        "/documents": _get(
+            "The library's documents (of some provinces, with words in their title), each with its status today; "
+            "and the documents in force in each province",
+            _LIBRARY,
+            parameters=[
+                {"name": name, "in": "query", "required": False, "schema": spec}
+                for name, spec in schemas.DOCUMENTS_QUERY["properties"].items()
+            ],
+            errors={"400": "an unknown province or parameter"},
+        ),
         "/documents/{doc_id}": _get(
             "A document's text, metadata, dates and article anchors",
             {"type": "object"},

@@ -151,6 +151,10 @@ def _add_watch(services: Services, request: Request) -> Response:
     return json_response(201 if body["created"] else 200, body)
 
 
+def _library(services: Services, request: Request) -> Response:
+    return json_response(200, endpoints.library(services, requests.parse_documents_query(request.args)))
+
+
 def _remove_watch(services: Services, request: Request, watch_id: str) -> Response:
     return json_response(200, endpoints.remove_watch(services, watch_id))
 
@@ -212,6 +216,7 @@ ROUTES: dict[str, Route] = {
     "check": _check,
     "reconcile": _json_route(endpoints.reconcile),
     "corpora": _get_route(endpoints.corpora),
+    "library": _library,
     "document": _get_route(endpoints.document),
     "versions": _get_route(endpoints.versions),
     "health": _get_route(endpoints.health),
@@ -243,6 +248,7 @@ URL_MAP = Map(
         Rule("/feedback", methods=["POST"], endpoint="feedback"),
         Rule("/check", methods=["POST"], endpoint="check"),
         Rule("/corpora", methods=["GET"], endpoint="corpora"),
+        Rule("/documents", methods=["GET"], endpoint="library"),
         Rule("/documents/<doc_id>", methods=["GET"], endpoint="document"),
         Rule("/documents/<doc_id>/versions", methods=["GET"], endpoint="versions"),
         Rule("/documents/<doc_id>/versions/export", methods=["GET"], endpoint="versions_export"),

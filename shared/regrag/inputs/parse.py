@@ -210,6 +210,27 @@ def _since(raw: str | None) -> str | None:
     return moment.astimezone(dt.UTC).isoformat(timespec="seconds")
 
 
+@dataclass(frozen=True)
+class DocumentsQuery:
+    """GET /documents: the library's documents, of some provinces, whose title holds some words."""
+
+    provinces: tuple[str, ...] = ()
+    title: str | None = None
+
+
+def parse_documents_query(args: Mapping[str, str]) -> DocumentsQuery:
+    """GET /documents?province=gd,national&title=供用电."""
+    values = {k: v for k, v in args.items()}
+    schemas.check(schemas.DOCUMENTS_QUERY, values, "query")
+    provinces = tuple(p.strip() for p in values.get("province", "").split(",") if p.strip())
+    unknown = [p for p in provinces if p not in schemas.PROVINCE_CODES]
+    if unknown:
+        raise InvalidInput(
+            f"query.province: unknown value {unknown[0]!r}; allowed: {', '.join(schemas.PROVINCE_CODES)}"
+        )
+    return DocumentsQuery(provinces, values.get("title", "").strip() or None)
+
+
 def parse_export_format(args: Mapping[str, str], default: str = "docx") -> str:
     """?format=docx | md."""
     values = {k: v for k, v in args.items()}

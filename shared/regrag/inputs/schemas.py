@@ -221,6 +221,15 @@ ALERTS_QUERY: dict[str, Any] = {
         "format": {"type": "string", "enum": ["json", "atom"]},
     },
 }
+DOCUMENTS_QUERY: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "GET /documents query parameters",
+    "properties": {
+        "province": {"type": "string", "maxLength": 400, "title": "province codes, comma-separated (gd,national)"},
+        "title": {"type": "string", "maxLength": 100, "title": "words of the title"},
+    },
+}
 EXPORT_QUERY: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,

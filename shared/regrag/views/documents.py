@@ -12,6 +12,7 @@ from regrag.domain.models import Chunk, DocumentMeta
 from regrag.domain.requests import CandidateRef
 from regrag.domain.results import Candidate
 from regrag.ports import ChunkStore
+from regrag.query.citations import IN_FORCE, version_status
 from regrag.text.inference import UNKNOWN_PROVINCE
 from regrag.text.legal import find_cross_references
 from regrag.views import links
@@ -44,6 +45,42 @@ def document_view(store: ChunkStore, doc_id: str) -> dict[str, Any]:
         "text": text,
         "pages": pages_view(meta),
         "anchors": [_anchor(c, first_part) for c in chunks],
+    }
+
+
+def library_view(
+    store: ChunkStore, today: str, provinces: Sequence[str] = (), title: str | None = None
+) -> dict[str, Any]:
+    """GET /documents: what the library holds, for a reader choosing what to ask about and where: every document
+    (of `provinces`, with `title` in its title), by corpus and title, with its province, class, dates and status
+    today (in force, superseded, not yet in force); and how many documents in force each province has, over the
+    whole library (what the page's province list shows beside each name)."""
+    metas = store.list_documents()
+    by_id = {m.doc_id: m for m in metas}
+    statuses = {m.doc_id: version_status(m, by_id.get(m.superseded_by or ""), today, today).status for m in metas}
+    in_force: dict[str, int] = {}
+    for m in metas:
+        if statuses[m.doc_id] == IN_FORCE:
+            in_force[m.province] = in_force.get(m.province, 0) + 1
+    chosen = [m for m in metas if (not provinces or m.province in provinces) and (not title or title in m.title)]
+    chosen.sort(key=lambda m: (m.corpus, m.title, m.effective_date or ""))
+    return {
+        "documents": [
+            {
+                "doc_id": m.doc_id,
+                "title": m.title,
+                "corpus": m.corpus,
+                "province": m.province,
+                "doc_class": m.doc_class,
+                "regulation_level": m.regulation_level,
+                "promulgated": m.promulgated,
+                "effective_date": m.effective_date,
+                "status": statuses[m.doc_id],
+                "superseded_by": m.superseded_by,
+            }
+            for m in chosen
+        ],
+        "in_force_by_province": dict(sorted(in_force.items())),
     }
 
 

@@ -41,6 +41,7 @@ const state = {
   documents: new Map(), // doc_id → Promise of GET /documents/<id>
   nationalTouched: false, // the user ticked or unticked national rules themselves: leave that choice alone
   urlCorpora: null, // the corpora a shared address names (null: all)
+  library: undefined, // GET /documents's list (null: unavailable)
   askOnLoad: false, // the address names a question: ask it once the corpora are known
 };
 
@@ -108,16 +109,89 @@ function fillProvinces() {
 }
 
 /** A project in one province is bound by national law too: ticking the first province ticks national rules,
- * unless the user has unticked them on purpose. */
+ * unless the user has unticked them on purpose; unticking the last one unticks them again (left ticked, they
+ * would narrow the next search to national rules, which the user never chose). */
 function onProvinceChange(event) {
   const box = event.currentTarget;
   const national = $('#f-province-national');
   if (box === national) state.nationalTouched = true;
-  else if (box.checked && !state.nationalTouched) {
+  else if (!state.nationalTouched) {
     const others = provinceBoxes().filter((b) => b !== national && b !== box && b.checked);
-    if (!others.length) national.checked = true;
+    if (!others.length) national.checked = box.checked;
   }
   updateProvinceSummary();
+}
+
+/** How many documents in force each province has (GET /documents), beside its name: a province the library holds
+ * nothing of is shown so, and listed after those it holds. */
+function showProvinceCounts(counts) {
+  const list = $('#province-list');
+  const items = [...list.children];
+  for (const li of items) {
+    const code = li.querySelector('input').value;
+    const n = counts[code] || 0;
+    const label = li.querySelector('label');
+    label.querySelector('.count')?.remove();
+    label.append(h('span', { class: 'count' }, n ? `${n} 部现行` : '库中无文件'));
+    li.classList.toggle('empty', !n);
+  }
+  const rank = (li) => (li.classList.contains('national') ? 0 : li.classList.contains('empty') ? 2 : 1);
+  list.replaceChildren(...items.map((li, i) => [li, i]).sort((a, b) => rank(a[0]) - rank(b[0]) || a[1] - b[1])
+    .map(([li]) => li));
+}
+
+// --- the library: which documents can be asked about ------------------------------------------------------------
+
+const STATUS_LABEL = { in_force: '现行', superseded: '已被取代', not_yet_in_force: '尚未施行' };
+
+async function loadLibrary() {
+  try {
+    const data = await api('/documents');
+    state.library = data.documents || [];
+    showProvinceCounts(data.in_force_by_province || {});
+    nameCorpora();
+    $('#library-summary').replaceChildren(`库中文件（${state.library.length} 部）`);
+    $('#library').hidden = false;
+  } catch {
+    state.library = null; // the list is a help for choosing; searching does not need it
+  }
+}
+
+/** A corpus is named as its operator named it (shanghai): beside the name, the place its documents are of, when
+ * they are all of one (上海, 全国), so the reader need not know the operator's naming. */
+function nameCorpora() {
+  const places = new Map();
+  for (const doc of state.library || []) {
+    if (!places.has(doc.corpus)) places.set(doc.corpus, new Set());
+    places.get(doc.corpus).add(doc.province);
+  }
+  for (const name of document.querySelectorAll('#corpus-list .corpus-name')) {
+    const found = [...(places.get(name.textContent) || [])];
+    if (found.length !== 1 || name.nextElementSibling?.classList.contains('corpus-place')) continue;
+    const place = found[0] === 'national' ? '全国' : VOCAB.province[found[0]];
+    if (place) name.after(h('span', { class: 'corpus-place' }, `（${place}）`));
+  }
+}
+
+function renderLibrary() {
+  if (!state.library || $('#library-list').childElementCount) return;
+  const groups = new Map();
+  for (const doc of state.library) {
+    if (!groups.has(doc.corpus)) groups.set(doc.corpus, []);
+    groups.get(doc.corpus).push(doc);
+  }
+  $('#library-list').replaceChildren(...[...groups].map(([corpus, docs]) => h('li', null,
+    h('span', { class: 'library-corpus' }, `${corpus}（${docs.length}）`),
+    h('ul', null, docs.map((doc) => h('li', { class: `library-doc ${doc.status}` },
+      h('button', {
+        type: 'button',
+        class: 'link-button',
+        title: '查看原文',
+        onclick: (e) => openArticle({ doc_id: doc.doc_id }, e.currentTarget),
+      }, `《${doc.title}》`),
+      h('span', { class: 'library-meta' },
+        `${doc.province === 'national' ? '全国' : VOCAB.province[doc.province] || doc.province} · `
+        + `施行 ${doc.effective_date || '日期不详'} · ${STATUS_LABEL[doc.status] || doc.status}`)))))));
 }
 
 function selectedProvinces() {
@@ -206,6 +280,7 @@ async function loadCorpora() {
     const data = await api('/corpora');
     state.corpora = Array.isArray(data.corpora) ? data.corpora : [];
     renderCorpora();
+    nameCorpora(); // the library may have come first
     if (state.urlCorpora) {
       for (const box of corpusBoxes()) box.checked = state.urlCorpora.includes(box.value);
     }
@@ -973,6 +1048,8 @@ function init() {
   state.askOnLoad = readUrl();
   updateSearchState();
   loadCorpora();
+  loadLibrary();
+  $('#library').addEventListener('toggle', renderLibrary);
 }
 
 init();
