@@ -78,7 +78,7 @@ def test_the_export_button_saves_the_answer_as_a_word_file_with_every_quote_and_
     assert answer["bullets"]
     for n, bullet in enumerate(answer["bullets"], 1):
         cite = bullet["citation"]
-        at = texts.index(f"{n}. {bullet['span']}")
+        at = texts.index(f"{n}. " + "\n\n".join(bullet["lines"]))  # a paragraph of the statute per line
         assert texts[at + 1] == f"引用：{cite['marker']}" and f"生效：{cite['effective_date']}" in cite["marker"]
         assert f"《{cite['title']}》{cite['provision'] or cite['article']}" in cite["marker"]
         assert texts[at + 2] == "版本状态：现行有效"

@@ -57,7 +57,9 @@ def assert_every_quote_cited(answer: dict[str, Any], texts: list[str], links: li
     assert answer["bullets"]
     for n, bullet in enumerate(answer["bullets"], 1):
         cite = bullet["citation"]
-        at = texts.index(f"{n}. {bullet['span']}")  # verbatim, line breaks included
+        # verbatim, a paragraph of the statute per line (a 款, a lead-in, an item), which joined are the span
+        assert "".join(bullet["lines"]) == bullet["span"]
+        at = texts.index(f"{n}. " + "\n\n".join(bullet["lines"]))
         marker = cite["marker"]
         assert texts[at + 1] == f"引用：{marker}"
         assert f"《{cite['title']}》{cite['provision'] or cite['article']}" in marker
@@ -100,7 +102,7 @@ def test_an_answer_exports_as_markdown(client):
     text = response.data.decode("utf-8")
     quoted = "\n".join(line[2:] for line in text.splitlines() if line.startswith("> "))
     for bullet in answer["bullets"]:
-        assert bullet["span"] in quoted
+        assert all(line in quoted.splitlines() for line in bullet["lines"])  # a quoted paragraph per line
         assert f"**引用：**{bullet['citation']['marker']}" in text
     assert "**筛选条件：**地区：全国、上海" in text
 
@@ -203,4 +205,4 @@ def test_a_low_confidence_answer_exports_its_caution_before_the_quotes(client):
     assert answer["confidence"]["level"] == "low" and answer["caution"] and answer["bullets"]
     texts, links, _ = paragraphs(client.get(f"/query/{answer['query_id']}/export").data)
     assert_every_quote_cited(answer, texts, links)
-    assert texts.index(answer["caution"]) < texts.index(f"1. {answer['bullets'][0]['span']}")
+    assert texts.index(answer["caution"]) < texts.index("1. " + "\n\n".join(answer["bullets"][0]["lines"]))

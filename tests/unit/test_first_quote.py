@@ -520,3 +520,23 @@ def test_when_no_unit_holds_a_key_term_the_one_sharing_the_askers_characters_is_
     # a key term held decides as before: the 款 holding it, though the other shares more characters
     held = compose_answer("架空电力线路跨越航道要谁同意？", ranked((doc, "第十五条")), source_text=texts(doc))
     assert "航道" in held.bullets[0].span
+
+
+def test_a_quote_is_laid_out_a_line_per_paragraph_it_shows():
+    """Two 款 run together in the span are two lines; a lead-in and its items a line each; the article's label
+    before text left out stays on the line of what follows it. Joined, the lines are the span."""
+    from regrag.domain.results import Bullet
+
+    two = Bullet("第八条 第一款的话。第二款的话。", None, "c", ("第八条 第一款的话。", "第二款的话。"))  # type: ignore[arg-type]
+    assert two.lines() == ("第八条 第一款的话。", "第二款的话。")
+    listed = Bullet(
+        "第三条 有下列情形之一的：（一）甲；……（三）丙；……",
+        None,  # type: ignore[arg-type]
+        "c",
+        ("第三条 有下列情形之一的：", "（一）甲；", "（三）丙；"),
+    )
+    assert listed.lines() == ("第三条 有下列情形之一的：", "（一）甲；……", "（三）丙；……")
+    labelled = Bullet("第九条……第三款的话。", None, "c", ("第九条", "第三款的话。"))  # type: ignore[arg-type]
+    assert labelled.lines() == ("第九条……第三款的话。",)
+    for bullet in (two, listed, labelled):
+        assert "".join(bullet.lines()) == bullet.span

@@ -72,6 +72,16 @@ _ANSWER = {
                         "type": "string",
                         "description": "verbatim pieces of the stored regulation, …… where text is left out",
                     },
+                    "pieces": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "the verbatim slices of the stored text the span shows",
+                    },
+                    "lines": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "the span as the source lays it out: a line per 款, lead-in or item",
+                    },
                     "text": {"type": "string"},
                     "chunk_id": {"type": "string"},
                     "citation": {"$ref": "#/components/schemas/Citation"},

@@ -176,6 +176,10 @@ class Citation:
         return cls(**known)
 
 
+# what ends a paragraph of a regulation's text as quoted: a sentence (。), an item of a list (；), a lead-in (：)
+PARAGRAPH_ENDS = ("。", "；", "：", ";", ":")
+
+
 @dataclass(frozen=True)
 class Bullet:
     """One quote with its citation. `pieces` are the verbatim slices of the stored text it is made of (the
@@ -211,10 +215,30 @@ class Bullet:
         flag = "⚠" if self.citation.low_confidence else ""
         return f" • {self.span}{self.citation.marker}{self.citation.page_label}{flag}"
 
+    def lines(self) -> tuple[str, ...]:
+        """The quote as its source lays it out: a line for each paragraph it shows (a 款, a lead-in, an item),
+        where `span` runs them together (第八条第一款 and 第二款 read as one paragraph, and the 款 a citation names
+        cannot be told). A piece that ends a sentence or a clause (。；：) ends its line; one that does not (the
+        article's label before text left out, a clause cut short) goes on with the next. Joined, the lines are the
+        span."""
+        lines: list[str] = []
+        line, rest = "", self.span
+        for piece in self.verbatim_pieces:
+            if not rest.startswith(piece):  # not the span's own pieces (cannot happen for a checked bullet)
+                return (self.span,)
+            line, rest = line + piece, rest[len(piece) :]
+            if rest.startswith(ELLIPSIS):
+                line, rest = line + ELLIPSIS, rest[len(ELLIPSIS) :]
+            if piece.endswith(PARAGRAPH_ENDS):
+                lines.append(line)
+                line = ""
+        return tuple([*lines, line + rest] if line or rest else lines)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "span": self.span,
             "pieces": list(self.verbatim_pieces),
+            "lines": list(self.lines()),
             "chunk_id": self.chunk_id,
             "text": self.render(),
             "citation": self.citation.to_dict(),

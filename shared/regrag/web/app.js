@@ -573,7 +573,10 @@ function renderAnswer(data, stats) {
     const cite = bullet.citation || {};
     const version = versionOf(cite, data.citations);
     return h('li', { class: 'bullet', dataset: { chunkId: bullet.chunk_id || '' } },
-      h('blockquote', { class: 'quote' }, bullet.span),
+      // a line per paragraph the quote shows (a 款, a lead-in, an item), as the statute lays them out
+      h('blockquote', { class: 'quote' },
+        (bullet.lines && bullet.lines.length ? bullet.lines : [bullet.span])
+          .map((line) => h('span', { class: 'quote-line' }, line))),
       h('div', { class: 'cite-row' },
         h('button', {
           type: 'button',

@@ -73,7 +73,8 @@ def _bullet(n: int, bullet: dict[str, Any], link: Any) -> list[Block]:
         first, last = min(pages), max(pages)
         page = f"（第{first}页）" if first == last else f"（第{first}–{last}页）"
     blocks: list[Block] = [
-        Quote(str(bullet.get("span", "")), n),
+        # a paragraph per 款, lead-in or item quoted, as the statute lays them out (Bullet.lines)
+        Quote("\n\n".join(bullet.get("lines") or [str(bullet.get("span", ""))]), n),
         para(f"{cite.get('marker', '')}{page}", label="引用："),
         para(version_words(cite), label="版本状态："),
     ]
