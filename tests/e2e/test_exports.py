@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 from typing import Any
+from urllib.parse import unquote
 
 import docx
 import pytest
@@ -74,6 +75,10 @@ def test_an_answer_exports_as_docx_with_every_quote_verbatim_and_its_complete_ci
     assert response.status_code == 200 and response.mimetype == DOCX
     disposition = response.headers["Content-Disposition"]
     assert disposition.startswith('attachment; filename="regrag-answer-') and "filename*=UTF-8''" in disposition
+    saved = unquote(disposition.split("filename*=UTF-8''", 1)[1])
+    assert saved.startswith("法规检索结果-供电企业因为计划检修要停电") and saved.endswith(
+        ".docx"
+    )  # named by the question
     texts, links, _ = paragraphs(response.data)
     assert texts[0] == "法规检索结果" and f"问题：{QUESTION}" in texts
     assert any(t.startswith("时点：") and answer["temporal"]["as_of"] in t for t in texts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -42,14 +43,26 @@ class Export:
         return f"attachment; filename=\"{self.filename}\"; filename*=UTF-8''{quote(wanted, safe='')}"
 
 
-def render(memo: Memo, fmt: str, filename: str) -> Export:
+# what a file name may not hold on Windows, macOS or Linux, and the length kept of a question in one
+_UNSAFE_IN_NAMES = re.compile(r'[\\/:*?"<>|\x00-\x1f\s]+')
+QUESTION_IN_NAME = 24
+
+
+def render(memo: Memo, fmt: str, filename: str, title: str | None = None) -> Export:
+    """The memo as a file; `title`: the name a browser saves it under (the memo's own title by default)."""
     if fmt == DOCX:
         data = to_docx(memo)
     elif fmt == MARKDOWN:
         data = to_markdown(memo).encode("utf-8")
     else:
         raise InvalidInput(f"format {fmt!r}: docx or md")
-    return Export(data, MEDIA_TYPES[fmt], f"{filename}.{fmt}", memo.title)
+    return Export(data, MEDIA_TYPES[fmt], f"{filename}.{fmt}", title or memo.title)
+
+
+def answer_title(memo: Memo, question: str) -> str:
+    """法规检索结果-供电企业因计划检修需要停电: two answers saved the same day are told apart by their question."""
+    words = _UNSAFE_IN_NAMES.sub("", question.strip().rstrip("？?。"))[:QUESTION_IN_NAME]
+    return f"{memo.title}-{words}" if words else memo.title
 
 
 def linker(page_url: str) -> Callable[[str, str | None], str]:
@@ -63,7 +76,9 @@ def answer_export(services: Services, query_id: str, fmt: str, page_url: str) ->
     record = services.feedback.get_query(query_id) if services.feedback is not None else None
     if record is None:
         raise NotFound(f"unknown query_id {query_id}: export an answer this service gave", code="unknown_query")
-    return render(answer_memo(record, query_id, linker(page_url)), fmt, f"regrag-answer-{query_id[:12]}")
+    memo = answer_memo(record, query_id, linker(page_url))
+    title = answer_title(memo, str(record.get("question") or ""))
+    return render(memo, fmt, f"regrag-answer-{query_id[:12]}", title)
 
 
 def versions_export(services: Services, doc_id: str, fmt: str, page_url: str) -> Export:
