@@ -94,7 +94,7 @@ def test_no_candidate_above_the_floor_abstains(doc):
         "量子计算机的专利保护期限是多少年？", cands(doc, "第二十八条", "第一条"), Filters(), source_text=source(doc)
     )
     assert answer.abstained and answer.title == ABSTAIN_TITLE and not answer.bullets
-    assert "没有" in answer.answer_zh
+    assert "不引用任何条文" in answer.answer_zh
 
 
 def test_empty_candidates_abstain(doc):
@@ -208,3 +208,18 @@ def test_a_question_not_in_chinese_that_finds_nothing_is_headed_by_the_request_f
     assert answer.abstained and answer.title == NOT_CHINESE_TITLE
     assert answer.answer_zh.startswith(NOT_CHINESE_TITLE) and ABSTAIN_TITLE not in answer.answer_zh
     assert NOT_CHINESE_NOTE in answer.notes and answer.answer_zh.count("Please ask in Chinese") == 1
+
+
+def test_a_refusal_says_what_was_not_confirmed_not_that_the_law_is_silent():
+    """The floor refuses what shares few of the question's words: a question in everyday words (偷电) is told to try
+    the statute's, and where the closest articles are; a refusal for another reason is not."""
+    from regrag.query.confidence import Confidence
+    from regrag.query.judge import BY_CONFIDENCE, BY_FLOOR, Verdict
+    from regrag.query.render import ABSTAIN_TEXT, FLOOR_NOTE, abstention_for
+
+    q = analyse("邻居偷电怎么办？", Filters())
+    floor = abstention_for(q, Quotes(()), Verdict(Confidence.abstained(), BY_FLOOR))
+    assert floor.abstained and ABSTAIN_TEXT in floor.answer_zh and FLOOR_NOTE in floor.notes
+    assert "没有与该问题直接对应" not in floor.answer_zh and "依据与检索详情" in FLOOR_NOTE
+    other = abstention_for(q, Quotes(()), Verdict(Confidence.abstained(), BY_CONFIDENCE, ("问题询问具体数值",)))
+    assert FLOOR_NOTE not in other.notes and "最接近的条文未予引用：问题询问具体数值" in other.notes

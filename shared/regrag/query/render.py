@@ -16,7 +16,7 @@ from regrag.domain.results import Answer, Citation
 from regrag.query import temporal
 from regrag.query.citations import annotate_versions
 from regrag.query.confidence import CAUTION
-from regrag.query.judge import BY_NO_QUOTES, BY_NOTHING, Verdict
+from regrag.query.judge import BY_FLOOR, BY_NO_QUOTES, BY_NOTHING, Verdict
 from regrag.query.question import Question
 from regrag.query.quote import Quotes, chinese_ratio
 from regrag.text.inference import PROVINCE_NAMES
@@ -26,7 +26,16 @@ log = logs.get("compose")
 
 FOREIGN_NOTE = "有{n}段相关内容主要不是中文（译文、公式或数据表），未作为引文，请在检索到的条文中查看原文。"
 ABSTAIN_TITLE = "未找到相关规定"
-ABSTAIN_TEXT = "语料库中没有与该问题直接对应的条款。请调整问题或筛选条件后重试，或咨询主管部门。"
+# what a refusal can truly say: the quotes found were not confirmed to answer, not that the law is silent (which
+# a search cannot know: a question in everyday words, 偷电 for 窃电, misses articles the library holds)
+ABSTAIN_TEXT = (
+    "未能在检索到的条文中确认对该问题的回答，因此不引用任何条文。请调整问题或筛选条件后重试，或咨询主管部门。"
+)
+# the relevance floor refused: what was found shares few of the question's words
+FLOOR_NOTE = (
+    "检索到的条文与问题的用语重合很少。若问题用的是日常说法，可改用法规用语重试（如“窃电”而非“偷电”，"
+    "“架空电力线路”而非“高压线”）；最接近的条文列在“依据与检索详情”中，未经确认，仅供参考。"
+)
 NOTE_HEAD = "提示："  # the heading of the notes under an answer
 # no document at all is left to search by the filters: the answer is about them, not about the law
 NOTHING_NOTE = "所选筛选条件下没有可检索的条文（库中没有符合这些条件的文件），请放宽筛选条件后重试。"
@@ -170,6 +179,8 @@ def abstention_for(q: Question, quotes: Quotes, verdict: Verdict) -> Answer:
     answer = abstention(q.text, q.filters)
     if verdict.abstained_by == BY_NOTHING:
         return _language_note(q, _day_notes(q, with_note(answer, NOTHING_NOTE)))
+    if verdict.abstained_by == BY_FLOOR and q.chinese:  # in another language the words cannot meet at all
+        answer = with_note(answer, FLOOR_NOTE)
     for reason in verdict.reasons:
         answer = with_note(answer, f"最接近的条文未予引用：{reason}")
     return _language_note(q, _day_notes(q, answer))
