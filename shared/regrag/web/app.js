@@ -168,8 +168,7 @@ function nameCorpora() {
   for (const name of document.querySelectorAll('#corpus-list .corpus-name')) {
     const found = [...(places.get(name.textContent) || [])];
     if (found.length !== 1 || name.nextElementSibling?.classList.contains('corpus-place')) continue;
-    const place = found[0] === 'national' ? '全国' : VOCAB.province[found[0]];
-    if (place) name.after(h('span', { class: 'corpus-place' }, `（${place}）`));
+    name.after(h('span', { class: 'corpus-place' }, `（${placeName(found[0])}）`));
   }
 }
 
@@ -190,8 +189,13 @@ function renderLibrary() {
         onclick: (e) => openArticle({ doc_id: doc.doc_id }, e.currentTarget),
       }, `《${doc.title}》`),
       h('span', { class: 'library-meta' },
-        `${doc.province === 'national' ? '全国' : VOCAB.province[doc.province] || doc.province} · `
+        `${placeName(doc.province)} · `
         + `施行 ${doc.effective_date || '日期不详'} · ${STATUS_LABEL[doc.status] || doc.status}`)))))));
+}
+
+/** A province code as a reader names it (sh → 上海, national → 全国; an unknown code as it is). */
+function placeName(code) {
+  return code === 'national' ? '全国' : VOCAB.province[code] || code;
 }
 
 function selectedProvinces() {
@@ -201,7 +205,7 @@ function selectedProvinces() {
 function updateProvinceSummary() {
   const chosen = selectedProvinces();
   $('#province-summary').replaceChildren(chosen.length
-    ? chosen.map((code) => (code === 'national' ? '全国' : VOCAB.province[code] || code)).join('、')
+    ? chosen.map(placeName).join('、')
     : '不限');
 }
 
