@@ -129,7 +129,7 @@ def _asked_forms(text: str) -> tuple[Form, ...]:
     """The kinds of provision the question asks for, read from its clauses that ask (those with an interrogative)
     when they name any: 未报批环评报告书就擅自开工建设，罚款幅度是多少 asks for the fine, and its 报批 tells the act
     fined, not that a procedure is asked (which put the 款 on a 登记表's 备案 first). The whole text when its asking
-    clauses name none (建风电场要做环评吗 has one clause; 没有审批手续，这样行吗 asks with a bare 吗)."""
+    clauses name none (风电项目开工前的审批手续，具体是什么: the clause that asks says only 什么)."""
     asking = [c for c in CLAUSE_RE.findall(text) if _ASKING.search(c)]
     return asked_forms("，".join(asking)) or asked_forms(text)
 
