@@ -77,7 +77,7 @@ def test_retrieve_relevant_chunks_shape(e5_services):
 def test_a_question_the_corpus_cannot_answer_is_not_answered_with_noise(e5_services):
     status, body = call(endpoints.query, e5_services, {"question": "量子计算机芯片的出口管制清单包括哪些型号？"})
     assert status == 200
-    assert body["abstained"] and body["bullets"] == [] and "没有" in body["answer_zh"]
+    assert body["abstained"] and body["bullets"] == [] and "不引用任何条文" in body["answer_zh"]
 
 
 def test_a_question_naming_a_province_ranks_national_and_that_provinces_rules_first(e5_services):
