@@ -74,3 +74,20 @@ def test_a_day_still_to_come_is_flagged_and_told() -> None:
     assert not past.after_today and "after_today" not in past.to_dict() and notes(past) == ()
     _, today = resolve_as_of("窃电怎么处罚", Filters(), today=TODAY)
     assert not today.after_today and notes(today) == ()
+
+
+def test_a_version_the_question_names_by_its_year_or_as_in_force_then() -> None:
+    """根据2007年版突发事件应对法: the text of that year, not today's; 2015年有效的…: the law of that year."""
+    old = DocumentMeta(
+        "a", "中华人民共和国突发事件应对法", "2007-11-01", "2024-11-01", superseded_by="b", promulgated="2007-08-30"
+    )
+    new = DocumentMeta("b", "中华人民共和国突发事件应对法", "2024-11-01", supersedes="a", promulgated="2024-06-28")
+    filters, found = resolve_as_of("根据2007年版突发事件应对法，罚款多少？", Filters(), lambda: [old, new], TODAY)
+    assert filters.as_of == "2007-11-01" and found.source == SOURCE_REVISION and "2007年版" in (found.text or "")
+    filters, found = resolve_as_of("按2024年修订的突发事件应对法，罚款多少？", Filters(), lambda: [old, new], TODAY)
+    assert filters.as_of == "2024-11-01"
+    filters, found = resolve_as_of("按照2015年有效的突发事件应对法，罚款多少？", Filters(), lambda: [old, new], TODAY)
+    assert filters.as_of == "2015-12-31" and found.source == SOURCE_QUESTION
+    # a year with no version of the named act: nothing is assumed
+    _, none = resolve_as_of("根据2010年版突发事件应对法，罚款多少？", Filters(), lambda: [old, new], TODAY)
+    assert none.source == SOURCE_TODAY

@@ -34,7 +34,8 @@ _DATE_RE = re.compile(
 )
 # what may follow a date that names a moment of the question, not a version of a text
 _MOMENT_AFTER = re.compile(
-    r"^(?:的时候|时候|的时|时|当时|那时|那会儿?|期间|以前|之前|前|为止|的情况|的规定|的法律|的规则|，|,|。|？|\?|\s)"
+    r"^(?:的时候|时候|的时|时|当时|那时|那会儿?|期间|以前|之前|前|为止|的情况|的规定|的法律|的规则|有效|现行|适用|"
+    r"，|,|。|？|\?|\s)"
 )
 _MOMENT_BEFORE = re.compile(r"(?:在|于|截至|截止|到|早在|当年|那年|回到)\s*$")
 # a date that names a version or an event of a text: "2019年修订的", "自2020年1月1日起施行"
@@ -137,6 +138,30 @@ def before_revision(question: str, documents: Sequence[DocumentMeta]) -> AsOf | 
                 f"the day before the version of {act.effective_date} took effect")  # fmt: skip
 
 
+# a version named by its year: 2007年版 / 2007年修订的 / 2007年公布的 突发事件应对法
+_VERSION_YEAR_RE = re.compile(rf"(?P<y>{YEAR})\s*年\s*(?:版|修订|修正|修改|颁布|公布|发布|通过|制定)")
+
+
+def named_version(question: str, documents: Sequence[DocumentMeta]) -> AsOf | None:
+    """ "2007年版突发事件应对法" + that act held in a version promulgated that year → the day that version took
+    effect: the question names which text, and the answer must quote it, not today's."""
+    found = _VERSION_YEAR_RE.search(question)
+    parts = parse_date_parts(found.group("y"), None, None) if found else None
+    if found is None or parts is None:
+        return None
+    year = str(parts[0])
+    named = [
+        m
+        for m in documents
+        if _names(question, m.title) and m.effective_date and (m.promulgated or m.effective_date).startswith(year)
+    ]
+    if not named:
+        return None
+    act = max(named, key=lambda m: len(m.title))
+    return AsOf(str(act.effective_date), SOURCE_REVISION, f"《{act.title}》{found.group(0)}",
+                f"the day the version of {year} took effect")  # fmt: skip
+
+
 def _names(question: str, title: str) -> bool:
     """Whether the question names the act: its title, or its title without 中华人民共和国."""
     short = title.removeprefix("中华人民共和国")
@@ -160,6 +185,8 @@ def resolve_as_of(
     found = as_of_from_question(question, today)
     if found is None and documents is not None and _REVISION_RE.search(question):
         found = before_revision(question, documents())
+    if found is None and documents is not None and _VERSION_YEAR_RE.search(question):
+        found = named_version(question, documents())
     if found is None:
         return filters, AsOf(today.isoformat(), SOURCE_TODAY)
     return replace(filters, as_of=found.date), _dated(found, today)

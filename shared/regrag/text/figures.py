@@ -76,9 +76,18 @@ def figure_values(text: str, pattern: re.Pattern[str] = FIGURE) -> set[int]:
     return values
 
 
+# a day of the calendar (2015年, 2025年4月, 二〇一五年): the day a question is about (query/temporal.py), not a figure
+# it states
+_CALENDAR_YEAR = re.compile(
+    r"(?:(?:1[89]|20)\d{2}|[一二][〇零九][〇零一二三四五六七八九]{2})年"
+    r"(?:\s*[0-9一二三四五六七八九十]{1,3}\s*月(?:\s*[0-9一二三四五六七八九十]{1,3}\s*[日号])?)?"
+)
+
+
 def stated_figure_values(question: str) -> set[int]:
-    """The values of the figures a question states itself (是否每五年更换 → {5})."""
-    return figure_values(question, STATED_FIGURE)
+    """The values of the figures a question states itself (是否每五年更换 → {5}); a calendar year is not one
+    (2015年时…: a rule quoted without 2015 is not a rule other than the one presumed)."""
+    return figure_values(_CALENDAR_YEAR.sub("", question), STATED_FIGURE)
 
 
 def states_figure(text: str) -> bool:
