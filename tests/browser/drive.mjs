@@ -526,7 +526,23 @@ await step('library', async () => {
   await page.locator('.library-doc', { hasText: '上海市供用电条例' }).locator('button').click();
   await page.locator('#article-body .document-tools').waitFor();
   const names = await page.$$eval('#corpus-list label', (els) => els.map((el) => el.textContent));
-  return { summary, corpora, docs, names, opened: await page.textContent('#article-title') };
+  const opened = await page.textContent('#article-title');
+  // on a phone the document view opens below everything: the page goes to it
+  await page.setViewportSize({ width: 390, height: 844 });
+  let phoneTop = null;
+  try {
+    await load();
+    await page.waitForSelector('#library', { state: 'visible' });
+    await page.click('#library-summary');
+    await page.locator('.library-corpus').first().waitFor();
+    await page.locator('.library-doc', { hasText: '上海市供用电条例' }).locator('button').click();
+    await page.locator('#article-body .document-tools').waitFor();
+    phoneTop = await page.$eval('#article-panel', (el) => el.getBoundingClientRect().top);
+    await shot('library-phone');
+  } finally {
+    await page.setViewportSize({ width: 1400, height: 1000 });
+  }
+  return { summary, corpora, docs, names, opened, phone_top: phoneTop };
 });
 
 await step('shared_address', async () => {

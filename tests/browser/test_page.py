@@ -307,6 +307,7 @@ def test_the_library_lists_its_documents_and_opens_them(run: dict[str, Any]) -> 
     assert any("《上海市供用电条例》" in d and "上海" in d and "现行" in d for d in lib["docs"]), lib["docs"]
     assert any("已被取代" in d for d in lib["docs"])  # the older version of a chain, listed as such
     assert lib["opened"] == "《上海市供用电条例》"
+    assert abs(lib["phone_top"]) < 844 / 2, lib["phone_top"]  # on a phone the page went to the document
     # a corpus's place, read from its documents, beside the operator's name for it
     assert any(n.startswith("shanghai（上海）") for n in lib["names"]) and any(
         n.startswith("national（全国）") for n in lib["names"]

@@ -538,5 +538,10 @@ def test_a_quote_is_laid_out_a_line_per_paragraph_it_shows():
     assert listed.lines() == ("第三条 有下列情形之一的：", "（一）甲；……", "（三）丙；……")
     labelled = Bullet("第九条……第三款的话。", None, "c", ("第九条", "第三款的话。"))  # type: ignore[arg-type]
     assert labelled.lines() == ("第九条……第三款的话。",)
-    for bullet in (two, listed, labelled):
+    # a table's rows: lines of the source with nothing left out between, though no row ends in punctuation
+    rows = Bullet(
+        "第十条 保护区：1—10千伏 5米35—110千伏 10米", None, "c", ("第十条 保护区：", "1—10千伏 5米", "35—110千伏 10米")
+    )  # type: ignore[arg-type]
+    assert rows.lines() == ("第十条 保护区：", "1—10千伏 5米", "35—110千伏 10米")
+    for bullet in (two, listed, labelled, rows):
         assert "".join(bullet.lines()) == bullet.span

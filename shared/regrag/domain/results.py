@@ -216,10 +216,11 @@ class Bullet:
         return f" • {self.span}{self.citation.marker}{self.citation.page_label}{flag}"
 
     def lines(self) -> tuple[str, ...]:
-        """The quote as its source lays it out: a line for each paragraph it shows (a 款, a lead-in, an item),
-        where `span` runs them together (第八条第一款 and 第二款 read as one paragraph, and the 款 a citation names
-        cannot be told). A piece that ends a sentence or a clause (。；：) ends its line; one that does not (the
-        article's label before text left out, a clause cut short) goes on with the next. Joined, the lines are the
+        """The quote as its source lays it out: a line for each paragraph it shows (a 款, a lead-in, an item, a row
+        of a table), where `span` runs them together (第八条第一款 and 第二款 read as one paragraph, 5米 and 35—110千伏
+        as 5米35). Two pieces with nothing left out between them stood on two lines of the source (quote.py makes
+        one piece of what shares a line); a piece followed by …… goes on with the next unless it ends a sentence or
+        a clause (。；：): the article's label before text left out, a clause cut short. Joined, the lines are the
         span."""
         lines: list[str] = []
         line, rest = "", self.span
@@ -229,9 +230,10 @@ class Bullet:
             line, rest = line + piece, rest[len(piece) :]
             if rest.startswith(ELLIPSIS):
                 line, rest = line + ELLIPSIS, rest[len(ELLIPSIS) :]
-            if piece.endswith(PARAGRAPH_ENDS):
-                lines.append(line)
-                line = ""
+                if not piece.endswith(PARAGRAPH_ENDS):
+                    continue
+            lines.append(line)
+            line = ""
         return tuple([*lines, line + rest] if line or rest else lines)
 
     def to_dict(self) -> dict[str, Any]:

@@ -92,11 +92,9 @@ def _language_note(q: Question, answer: Answer) -> Answer:
         return answer
     if not answer.abstained:
         return with_note(answer, NOT_CHINESE_NOTE)
-    head, _, rest = answer.answer_zh.partition("\n")
-    body = rest.partition("\n")[2]  # the lines after ABSTAIN_TEXT: the notes
-    text = "\n".join(
-        line for line in (head.replace(ABSTAIN_TITLE, NOT_CHINESE_TITLE, 1), f"- {NOT_CHINESE_NOTE}", body) if line
-    )
+    body = answer.answer_zh.split("\n", 2)[2:]  # the lines after the heading and ABSTAIN_TEXT: the notes
+    # the headline alone: a scope in brackets (（法规）) would be read from words the question does not have
+    text = "\n".join([NOT_CHINESE_TITLE, f"- {NOT_CHINESE_NOTE}", *body])
     return replace(
         answer,
         answer_zh=text,

@@ -46,6 +46,7 @@ const state = {
 };
 
 const $ = (selector) => document.querySelector(selector);
+const STACKED = '(max-width: 900px)'; // style.css: below this width the document view opens under the answer
 
 // fill, h and apiBase: dom.js
 
@@ -362,6 +363,7 @@ function showError(err) {
   const box = $('#error');
   box.replaceChildren(errorBox(err));
   box.hidden = false;
+  announce(`${errorTitle(err)}。`); // not the previous search's line, left for a screen reader to read
 }
 
 function announce(message) {
@@ -974,6 +976,7 @@ function renderArticle(doc, versions, want) {
   $('#article-body').removeAttribute('aria-busy');
   document.dispatchEvent(new CustomEvent('regrag:document', { detail: { doc, versions, want, box: $('#article-body') } }));
   if (first) showInPanel(document.getElementById(`art-${first.id}`));
+  else if (window.matchMedia(STACKED).matches) $('#article-panel').scrollIntoView({ block: 'start' });
   else $('#article-panel').scrollTo({ top: 0 });
 }
 
@@ -994,7 +997,10 @@ async function openArticle(want, trigger) {
   const before = trigger ? trigger.getBoundingClientRect().top : null;
   $('#article-panel').hidden = false;
   document.querySelector('.layout').classList.add('with-article');
-  if (before !== null) window.scrollBy(0, trigger.getBoundingClientRect().top - before);
+  if (window.matchMedia(STACKED).matches) {
+    // one column (a phone): the panel opens below everything else, out of sight; go to it
+    $('#article-panel').scrollIntoView({ block: 'start' });
+  } else if (before !== null) window.scrollBy(0, trigger.getBoundingClientRect().top - before);
   $('#article-title').replaceChildren('条文原文');
   $('#article-path').replaceChildren();
   $('#article-body').replaceChildren(h('p', { class: 'loading' }, '正在加载原文…'));
