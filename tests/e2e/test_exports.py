@@ -211,3 +211,15 @@ def test_a_low_confidence_answer_exports_its_caution_before_the_quotes(client):
     texts, links, _ = paragraphs(client.get(f"/query/{answer['query_id']}/export").data)
     assert_every_quote_cited(answer, texts, links)
     assert texts.index(answer["caution"]) < texts.index("1. " + "\n\n".join(answer["bullets"][0]["lines"]))
+
+
+def test_an_export_is_named_by_its_question_cut_at_a_clause():
+    from regrag.ops.exports.files import answer_title
+    from regrag.ops.exports.memo import Memo
+
+    memo = Memo("法规检索结果")
+    assert answer_title(memo, "窃电怎么处罚？") == "法规检索结果-窃电怎么处罚"
+    assert answer_title(memo, "a/b:c*?") == "法规检索结果-abc"  # what a file name may not hold is left out
+    long = "在广东建分布式光伏并网要满足什么条件，需要哪些部门审批，多长时间能办下来？"
+    assert answer_title(memo, long) == "法规检索结果-在广东建分布式光伏并网要满足什么条件，需要哪些部门审批"
+    assert answer_title(memo, "？") == "法规检索结果"

@@ -45,7 +45,7 @@ class Export:
 
 # what a file name may not hold on Windows, macOS or Linux, and the length kept of a question in one
 _UNSAFE_IN_NAMES = re.compile(r'[\\/:*?"<>|\x00-\x1f\s]+')
-QUESTION_IN_NAME = 24
+QUESTION_IN_NAME = 32
 
 
 def render(memo: Memo, fmt: str, filename: str, title: str | None = None) -> Export:
@@ -61,7 +61,12 @@ def render(memo: Memo, fmt: str, filename: str, title: str | None = None) -> Exp
 
 def answer_title(memo: Memo, question: str) -> str:
     """法规检索结果-供电企业因计划检修需要停电: two answers saved the same day are told apart by their question."""
-    words = _UNSAFE_IN_NAMES.sub("", question.strip().rstrip("？?。"))[:QUESTION_IN_NAME]
+    words = _UNSAFE_IN_NAMES.sub("", question.strip().rstrip("？?。"))
+    if len(words) > QUESTION_IN_NAME:
+        # cut at the last clause that fits whole (会受到什么处 reads worse than a clause less), else at the length
+        head = words[:QUESTION_IN_NAME]
+        stop = max(head.rfind(mark) for mark in "，,；;：:")
+        words = head[:stop] if stop >= QUESTION_IN_NAME // 2 else head
     return f"{memo.title}-{words}" if words else memo.title
 
 
