@@ -21,13 +21,23 @@ _VOCAB: dict[str, tuple[str, ...]] = {
 _DATES = ("date_from", "date_to", "as_of")
 
 
-def _as_list(key: str, value: str | list[str]) -> list[str]:
+def _as_list(path: str, value: str | list[str]) -> list[str]:
     """ "a, b" or ["a", "b"] → ["a", "b"] (stripped, duplicates dropped, order kept)."""
     items = value.split(",") if isinstance(value, str) else value
     out = [item.strip() for item in items]
     if not all(out):
-        raise InvalidInput(f"filters.{key} must contain non-empty strings, got {value!r}")
+        raise InvalidInput(f"{path} must contain non-empty strings, got {value!r}")
     return list(dict.fromkeys(out))
+
+
+def vocabulary_codes(name: str, value: str | list[str], path: str) -> tuple[str, ...]:
+    """The codes of a filter with a fixed vocabulary (province, asset …): "SH, national" or ["sh"] → ("sh", …);
+    InvalidInput naming `path` for an empty entry or an unknown code."""
+    items = [v.lower() for v in _as_list(path, value)]
+    bad = [v for v in items if v not in _VOCAB[name]]
+    if bad:
+        raise InvalidInput(f"{path}: unknown value(s) {bad}; allowed: {', '.join(_VOCAB[name])}")
+    return tuple(items)
 
 
 def parse_filters(raw: Any) -> Filters:
@@ -41,16 +51,13 @@ def parse_filters(raw: Any) -> Filters:
         if value is None or value == "" or value == []:
             continue
         if name in LIST_FILTERS:
-            items = _as_list(key, value)
             if name in _VOCAB:
-                items = [v.lower() for v in items]
-                bad = [v for v in items if v not in _VOCAB[name]]
-                if bad:
-                    raise InvalidInput(f"filters.{key}: unknown value(s) {bad}; allowed: {', '.join(_VOCAB[name])}")
-            else:
-                field = schemas.FILTERS["properties"][name]["anyOf"][1]["items"]
-                for item in items:
-                    schemas.check(field, item, f"filters.{key}")
+                values[name] = vocabulary_codes(name, value, f"filters.{key}")
+                continue
+            items = _as_list(f"filters.{key}", value)
+            field = schemas.FILTERS["properties"][name]["anyOf"][1]["items"]
+            for item in items:
+                schemas.check(field, item, f"filters.{key}")
             values[name] = tuple(items)
         elif name in _DATES:
             values[name] = dt.date.fromisoformat(value.strip()).isoformat()

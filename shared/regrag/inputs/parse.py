@@ -16,7 +16,7 @@ from regrag.domain.errors import InvalidInput
 from regrag.domain.models import Filters
 from regrag.domain.requests import CandidateRef, QueryRequest
 from regrag.inputs import schemas
-from regrag.inputs.filters import parse_filters
+from regrag.inputs.filters import parse_filters, vocabulary_codes
 from regrag.inputs.schemas import DEFAULT_MAX_REPUBLISH
 
 
@@ -222,12 +222,9 @@ def parse_documents_query(args: Mapping[str, str]) -> DocumentsQuery:
     """GET /documents?province=gd,national&title=供用电."""
     values = {k: v for k, v in args.items()}
     schemas.check(schemas.DOCUMENTS_QUERY, values, "query")
-    provinces = tuple(p.strip() for p in values.get("province", "").split(",") if p.strip())
-    unknown = [p for p in provinces if p not in schemas.PROVINCE_CODES]
-    if unknown:
-        raise InvalidInput(
-            f"query.province: unknown value {unknown[0]!r}; allowed: {', '.join(schemas.PROVINCE_CODES)}"
-        )
+    # read as the query filter's province is (filters.vocabulary_codes): SH, national → sh, national
+    province = values.get("province")
+    provinces = vocabulary_codes("province", province, "query.province") if province else ()
     return DocumentsQuery(provinces, values.get("title", "").strip() or None)
 
 

@@ -181,7 +181,8 @@ def add_watch(services: Services, request: WatchRequest) -> dict[str, Any]:
         log, logging.INFO, "watch added" if created else "watch exists", watch_id=watch.watch_id, kind=watch.kind
     )
     alerts = _already_changed(services, stored)
-    stored = watches.get_watch(watch.watch_id) or stored  # an alert moves the watch on to the version in force
+    if alerts:  # an alert moves the watch on to the version in force
+        stored = watches.get_watch(watch.watch_id) or stored
     body: dict[str, Any] = {
         "watch_id": stored.watch_id,
         "created": created,

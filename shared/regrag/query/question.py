@@ -119,9 +119,14 @@ _ASKING = re.compile(
 )
 
 
+def _asking_clauses(text: str) -> list[str]:
+    """The clauses of a question with an interrogative, in order."""
+    return [c for c in CLAUSE_RE.findall(text) if _ASKING.search(c)]
+
+
 def asking_clause(text: str) -> str:
     """The clause of a question that asks (the last one with an interrogative; the whole text when none has)."""
-    asking = [c for c in CLAUSE_RE.findall(text) if _ASKING.search(c)]
+    asking = _asking_clauses(text)
     return asking[-1] if asking else text
 
 
@@ -130,8 +135,7 @@ def _asked_forms(text: str) -> tuple[Form, ...]:
     when they name any: 未报批环评报告书就擅自开工建设，罚款幅度是多少 asks for the fine, and its 报批 tells the act
     fined, not that a procedure is asked (which put the 款 on a 登记表's 备案 first). The whole text when its asking
     clauses name none (风电项目开工前的审批手续，具体是什么: the clause that asks says only 什么)."""
-    asking = [c for c in CLAUSE_RE.findall(text) if _ASKING.search(c)]
-    return asked_forms("，".join(asking)) or asked_forms(text)
+    return asked_forms("，".join(_asking_clauses(text))) or asked_forms(text)
 
 
 def in_force_by_default(filters: Filters, today: dt.date | None = None) -> Filters:

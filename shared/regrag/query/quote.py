@@ -206,13 +206,14 @@ def choose(q: Question, cand: Candidate, stored: str) -> _Choice | None:
     eligible = [i for i, u in enumerate(units) if u.start + start < chunk.end and u.end + start > chunk.start]
     if not eligible:
         return None
-    rare = rarity(q, [_shown(prov, i) for i in range(len(units))], chunk.meta.title)
+    shown = [_shown(prov, i) for i in range(len(units))]
+    rare = rarity(q, shown, chunk.meta.title)
     fits = {i: fit(q, prov.span(i), _context(prov, i), rare, lead_in=units[i].kind == LEAD_IN) for i in eligible}
     best = max(eligible, key=lambda i: (fits[i].score, -i))
     if not fits[best].score:
         # no unit holds a key term or a thing asked: the question's words are the asker's, not the statute's, and
         # the unit sharing the rarer characters of them is quoted rather than the article's first
-        chars = key_characters(q, [_shown(prov, i) for i in range(len(units))])
+        chars = key_characters(q, shown)
         best = max(eligible, key=lambda i: (character_overlap(prov.span(i), _context(prov, i), chars), -i))
     chosen = _with_context(prov, best, fits, q, rare)
     answering = [best]
