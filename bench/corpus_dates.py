@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from _common import DEFAULT_CORPUS, ROOT
+from regrag.ingest.metadata import resolve_dates
 from regrag.text.chunking import split_structure
 from regrag.text.dates import CLAUSE_RE, entry_into_force
 from regrag.text.normalize import normalize
@@ -71,6 +72,7 @@ def main() -> None:
 
     basis = collections.Counter()
     unstated = collections.Counter()  # amended texts that do not state when their latest amendment took effect
+    uncertain = collections.Counter()  # what ingest marks 施行日期待核, with the manifest's date as the sidecar's
     rows, links, clauses = [], [], []
     for record, text, header in docs:
         doc_id, given = str(record["doc_id"]), str(record["effective_date"])
@@ -78,6 +80,9 @@ def main() -> None:
         read = entry_into_force(text, header)
         if read.amendment:
             unstated[read.basis] += 1
+        resolved = resolve_dates({"effective_date": given}, {"effective_date": "sidecar"}, text, header)
+        if resolved.values["effective_date_uncertain"]:
+            uncertain["amendment" if read.amendment else "a later manifest date the text does not record"] += 1
         effective = found["effective"]
         relation = (
             "same"
@@ -112,6 +117,10 @@ def main() -> None:
     print(
         f"amended, the amendment's entry into force not in the text (effective_date_uncertain): "
         f"{sum(unstated.values())} ({', '.join(f'{b} {n}' for b, n in sorted(unstated.items()))})"
+    )
+    print(
+        f"marked 施行日期待核 by ingest (the manifest's date as a sidecar): {sum(uncertain.values())} "
+        f"({', '.join(f'{b} {n}' for b, n in sorted(uncertain.items()))})"
     )
     pairs = {(str(r["supersedes"]), str(r["doc_id"])) for r, _, _ in docs if r.get("supersedes")}
     found_pairs = {(m, d) for d, kind, _, match, _ in links if kind == "repeals" for m in match.split(",") if m}

@@ -61,3 +61,27 @@ def test_the_marker_of_the_law_of_a_past_day_says_from_when_it_was_replaced_not_
     assert _marker("2010-01-01") == "〔《电力供应与使用条例》第二十八条，生效：1996-09-01，2019-03-02起已被取代〕"
     # asked about a day when it was no longer in force (a request for superseded versions too): it says so
     assert _marker("2020-01-01") == "〔《电力供应与使用条例》第二十八条，生效：1996-09-01，已被取代〕"
+
+
+ODS_OLD = DocumentMeta("ods-old", "消耗臭氧层物质管理条例", effective_date="2018-03-19", superseded_by="ods-new")
+# dated by the revision's adoption; the text does not say it took effect then (it did on 2024-03-01)
+ODS_NEW = DocumentMeta(
+    "ods-new",
+    "消耗臭氧层物质管理条例",
+    effective_date="2023-12-29",
+    supersedes="ods-old",
+    effective_date_uncertain=True,
+)
+
+
+def test_a_day_soon_after_a_date_the_text_does_not_confirm_is_told_the_version_may_not_apply():
+    found = version_status(ODS_NEW, None, "2024-02-01", TODAY)
+    assert found.status == IN_FORCE
+    assert "施行日期待核" in (found.note or "") and "可能仍是修订前的版本" in (found.note or "")
+    assert "2023-12-29（待核）" in (found.note or "")
+    # a year on, the doubt no longer touches the day asked; nor does it touch a date the text confirms
+    assert version_status(ODS_NEW, None, "2025-02-01", TODAY).note is None
+    assert version_status(NEW, None, "2019-04-01", TODAY).note is None
+    older = version_status(ODS_OLD, ODS_NEW, "2024-02-01", TODAY)
+    assert older.status == SUPERSEDED and "可能已被" in (older.note or "") and "（待核）" in (older.note or "")
+    assert "已被" in (version_status(ODS_OLD, ODS_NEW, "2025-02-01", TODAY).note or "")

@@ -142,7 +142,13 @@ def resolve_dates(
       the sidecar's value becomes `promulgated` when it is not older than the header's, and a warning says so;
     - a sidecar `effective_date` LATER than the text's is kept: headers omit later amendments by decision (the
       file of 不动产登记暂行条例 lists 2014 while its version is of 2019), which take effect on their own date.
-      Later than every date of the header, it is also this version's promulgation date. A warning says so.
+      Later than every date of the header, it is also this version's promulgation date. A warning says so. When
+      the text records no amendment, the date is also marked uncertain (`effective_date_uncertain`) unless the
+      sidecar gives `promulgated` too: a date the text does not record at all is as likely the adoption of an
+      amendment as its entry into force (the
+      corpus's manifest dates 建设项目环境保护管理条例 2017-07-16, the revision's adoption; it took effect on
+      2017-10-01, and the text's header and clause are the 1998 original's); a sidecar
+      `amendment_effective_date` not before it settles it.
     Where the text states nothing, the sidecar's date stands, else the latest header date (inferred).
 
     An amended text that does not state when its latest amendment took effect (dates.EntryIntoForce.amendment:
@@ -162,6 +168,7 @@ def resolve_dates(
     }
     prov: dict[str, str] = {}
     warnings: list[str] = []
+    unconfirmed = False  # a later sidecar date the text does not record, and no promulgation date beside it
     header = found.promulgated
     effective, effective_from = found.effective, "text"
     promulgated, promulgated_from = header, "text"
@@ -179,6 +186,7 @@ def resolve_dates(
             f"({found.effective}, {found.basis}: “{found.clause or ''}”): {given} is used"
         )
         effective, effective_from = given, source
+        unconfirmed = not values.get("promulgated")
         if not header or given > header:
             promulgated, promulgated_from = given, source
     elif given:
@@ -191,6 +199,10 @@ def resolve_dates(
     amended_from = str(provenance.get("amendment_effective_date"))
     uncertain = False
     if found.amendment and amended and amended >= found.amendment:
+        effective, effective_from = amended, amended_from
+    elif unconfirmed and amended and given and amended >= given:
+        # the later sidecar date is an amendment's adoption the text does not record, and the sidecar says when
+        # that amendment took effect
         effective, effective_from = amended, amended_from
     elif found.amendment:
         if amended:
@@ -206,6 +218,9 @@ def resolve_dates(
             else "the text records no amendment"
         )
         warnings.append(f"{amended_from} amendment_effective_date {amended} is not used: {reason}")
+        uncertain = unconfirmed
+    else:
+        uncertain = unconfirmed
     out["effective_date_uncertain"] = uncertain
     out["amendment_line"] = found.amendment_line if found.amendment else None
     if effective:

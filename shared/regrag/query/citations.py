@@ -77,9 +77,17 @@ class VersionStatus:
     note: str | None = None
 
 
+# how long after an amendment's adoption its entry into force may come, when the text does not say
+# (effective_date_uncertain): amendments by decision take effect on adoption or within months (可再生能源法 2009
+# +3 months, 建设项目环境保护管理条例 2017 +2.5, 个人所得税法 2018 +4, 消耗臭氧层物质管理条例 2023 +2); a day a year
+# on is past any of them
+UNCERTAIN_WINDOW = dt.timedelta(days=366)
+
+
 def _dates(meta: DocumentMeta) -> str:
-    """（公布：P，施行：E）, or only the effective date when both are the same day."""
-    eff = meta.effective_date or _UNKNOWN
+    """（公布：P，施行：E）, or only the effective date when both are the same day; （待核） after a date the text does
+    not confirm (effective_date_uncertain)."""
+    eff = (meta.effective_date or _UNKNOWN) + ("（待核）" if meta.effective_date_uncertain else "")
     if meta.promulgated and meta.promulgated != meta.effective_date:
         return f"（公布：{meta.promulgated}，施行：{eff}）"
     return f"（施行：{eff}）"
@@ -91,7 +99,7 @@ def version_status(meta: DocumentMeta, successor: DocumentMeta | None, day: str,
     if meta.effective_date and meta.effective_date > day:
         return VersionStatus(NOT_YET_IN_FORCE, None, f"{title}在{day}尚未施行：以上引文不是当时有效的规定。")
     if successor is None:
-        return VersionStatus(IN_FORCE)
+        return VersionStatus(IN_FORCE, None, _uncertain_note(meta, title, day))
     summary = {
         "doc_id": successor.doc_id,
         "title": successor.title,
@@ -101,6 +109,12 @@ def version_status(meta: DocumentMeta, successor: DocumentMeta | None, day: str,
     newer = f"新版本《{successor.title}》{_dates(successor)}"
     succ_eff = successor.effective_date
     if succ_eff and succ_eff <= day:
+        if _within_doubt(successor, day):
+            return VersionStatus(
+                SUPERSEDED,
+                summary,
+                f"{title}在{day}可能已被{newer}取代：新版本的施行日期待核，请核实当时有效的版本。",
+            )
         return VersionStatus(SUPERSEDED, summary, f"{title}在{day}已被{newer}取代：以上引文不是当时有效的规定。")
     promulgated = successor.promulgated or succ_eff
     if promulgated and promulgated <= day:
@@ -110,6 +124,25 @@ def version_status(meta: DocumentMeta, successor: DocumentMeta | None, day: str,
     return VersionStatus(
         UPCOMING, summary, f"{title}是{day}时有效的版本；{newer}已公布，将于{succ_eff or _UNKNOWN}起施行。"
     )
+
+
+def _within_doubt(meta: DocumentMeta, day: str) -> bool:
+    """`day` falls within UNCERTAIN_WINDOW after a date the text does not confirm as the version's entry into
+    force: the version may not yet have been in force that day."""
+    if not (meta.effective_date_uncertain and meta.effective_date):
+        return False
+    start = dt.date.fromisoformat(meta.effective_date)
+    return start.isoformat() <= day < (start + UNCERTAIN_WINDOW).isoformat()
+
+
+def _uncertain_note(meta: DocumentMeta, title: str, day: str) -> str | None:
+    """The note on a version in force on `day` by a date the text does not confirm, soon before it: the as-of
+    choice of version rests on that date (消耗臭氧层物质管理条例 2023: dated by the revision's adoption, 2023-12-29; in
+    force 2024-03-01), so a day between may still be under the version before."""
+    if not _within_doubt(meta, day):
+        return None
+    before = "，当时适用的可能仍是修订前的版本" if meta.supersedes else ""
+    return f"{title}的施行日期待核：{day}时该版本可能尚未施行{before}，请核实。"
 
 
 def annotate_versions(
