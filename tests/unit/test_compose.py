@@ -44,7 +44,9 @@ def test_the_item_that_answers_is_quoted_with_its_lead_in_label_and_precise_cita
     assert all(piece in doc.text for piece in first.pieces) and len(first.pieces) == 2
     assert first.citation.article == "第二十八条" and first.citation.provision == "第二十八条第（二）项"
     marker = "〔《电力供应与使用条例》第二十八条第（二）项，生效：2019-03-02〕"
-    assert first.render() == f" • {first.span}{marker}"
+    # the answer's text lays the quote out a line per paragraph shown: the lead-in, then the item
+    lines = first.lines()
+    assert len(lines) > 1 and first.render() == " • " + "\n   ".join(lines) + marker
     assert answer.answer_zh.startswith(answer.title + "\n- 相关规定：\n • ")
     assert len(answer.citations) == 1  # two articles of one document: one citation (deduplicated by url)
     assert answer.citations[0].url == "https://example.gov/88"

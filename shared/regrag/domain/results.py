@@ -211,9 +211,12 @@ class Bullet:
         return rest in ("", ELLIPSIS)
 
     def render(self) -> str:
-        """One answer line: the span, its marker, the page of a PDF or scan (（第N页）), ⚠ for a doubtful OCR page."""
+        """The bullet as the answer's text shows it: the quote a line per paragraph it shows (`lines`: a table's rows
+        run together read 5米35—110千伏), its marker, the page of a PDF or scan (（第N页）), ⚠ for a doubtful OCR
+        page."""
         flag = "⚠" if self.citation.low_confidence else ""
-        return f" • {self.span}{self.citation.marker}{self.citation.page_label}{flag}"
+        body = "\n   ".join(self.lines())
+        return f" • {body}{self.citation.marker}{self.citation.page_label}{flag}"
 
     def lines(self) -> tuple[str, ...]:
         """The quote as its source lays it out: a line for each paragraph it shows (a 款, a lead-in, an item, a row
