@@ -7,7 +7,16 @@ import datetime as dt
 import pytest
 
 from regrag.domain.models import DocumentMeta, Filters
-from regrag.query.temporal import SOURCE_FILTER, SOURCE_QUESTION, SOURCE_REVISION, SOURCE_TODAY, notes, resolve_as_of
+from regrag.query.temporal import (
+    RULE_ACT,
+    RULE_THEN,
+    SOURCE_FILTER,
+    SOURCE_QUESTION,
+    SOURCE_REVISION,
+    SOURCE_TODAY,
+    notes,
+    resolve_as_of,
+)
 
 TODAY = dt.date(2026, 11, 24)
 
@@ -91,3 +100,34 @@ def test_a_version_the_question_names_by_its_year_or_as_in_force_then() -> None:
     # a year with no version of the named act: nothing is assumed
     _, none = resolve_as_of("根据2010年版突发事件应对法，罚款多少？", Filters(), lambda: [old, new], TODAY)
     assert none.source == SOURCE_TODAY
+
+
+@pytest.mark.parametrize(
+    ("question", "penalty", "as_of", "rule"),
+    [
+        # 当时 points back to the date the question tells
+        ("我们公司2019年无证生产了一批产品，按当时的规定罚多少？", False, "2019-12-31", RULE_THEN),
+        ("公司2021年夜间违规施工被查，那时候的罚则是什么？", False, "2021-12-31", RULE_THEN),
+        # the penalty for an act the question dates is the law's in force when it was done
+        ("2019年无生产配额许可证生产消耗臭氧层物质罚多少？", True, "2019-12-31", RULE_ACT),
+    ],
+)
+def test_a_date_the_question_tells_sets_the_day_when_it_points_back_or_dates_the_act_punished(
+    question: str, penalty: bool, as_of: str, rule: str
+) -> None:
+    filters, found = resolve_as_of(question, Filters(), today=TODAY, penalty_asked=penalty)
+    assert filters.as_of == as_of and found.source == SOURCE_QUESTION and found.rule == rule
+    assert found.unused is None
+    told = notes(found)
+    assert any("行政处罚法第三十七条" in line for line in told) == (rule == RULE_ACT)
+
+
+def test_a_date_told_and_not_used_is_said_so() -> None:
+    filters, found = resolve_as_of("2019年建成的光伏电站需要办理什么手续？", Filters(), today=TODAY)
+    assert filters.as_of is None and found.source == SOURCE_TODAY and found.unused == "2019年"
+    assert any("问题提到“2019年”，未据此设定时点" in line and "2019年时" in line for line in notes(found))
+    assert found.to_dict()["unused"] == "2019年"
+    # a question that says it asks about now is answered with today's law, with nothing to say of its date
+    now = "2019年无证生产的企业，现在会被罚多少？"
+    filters, found = resolve_as_of(now, Filters(), today=TODAY, penalty_asked=True)
+    assert filters.as_of is None and found.source == SOURCE_TODAY and found.unused is None and not notes(found)

@@ -32,6 +32,7 @@ class Form:
 
 DATA_FILE = "question_forms.tsv"
 TIME_FIGURE = "{time_figure}"  # in the data file: a number in a unit of time
+PENALTY = "penalty"  # the form of a question asking what an act is punished with (怎么处罚 / 罚多少)
 # what a source column may say (the file's header explains each)
 SOURCES = ("corpus", "question", "everyday", "figure")
 

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 from regrag.domain.results import Bullet, Candidate
 from regrag.query.fit import FIGURE, Fit
-from regrag.query.forms import forms
+from regrag.query.forms import PENALTY, forms
 from regrag.query.question import Question
 from regrag.query.temporal import MIN_SHORT_TITLE
 from regrag.text.legal import QUOTE_OPENING_RE
@@ -49,7 +49,6 @@ FIRST_AMONG = 3  # the quotes that may be moved to the front
 # the kinds of provision whose answer is one specific thing a quote holds or not (query/forms.py)
 SPECIFIC_FORMS = frozenset({"penalty", "authority", "time_limit", "liability"})
 NATIONAL = "national"
-PENALTY = "penalty"
 AUTHORITY = "authority"  # the form whose answering words name a public body
 # who an article's first clause is about: after a leading 违反本法规定，, up to the first ，。：；
 _SUBJECT = re.compile(r"(?:违反本[^，。]{0,12}规定，)?(?P<subject>[^，。：；]{0,60})")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from regrag.domain.models import DocumentMeta, Filters
-from regrag.query.forms import Form, asked_forms
+from regrag.query.forms import PENALTY, Form, asked_forms
 from regrag.query.temporal import AsOf, resolve_as_of
 from regrag.text.figures import asked_units, asks_figure, stated_figure_values
 from regrag.text.places import PlaceScope, mentioned_provinces, rule_authors
@@ -92,7 +92,8 @@ def analyse(
     """The question read once. `documents` is listed only when the question says 修订前 / 旧版 (temporal.py)."""
     text = text.strip()
     today = today or dt.date.today()
-    filters, as_of = resolve_as_of(text, filters, documents, today)
+    forms = _asked_forms(text)
+    filters, as_of = resolve_as_of(text, filters, documents, today, penalty_asked=PENALTY in {f.name for f in forms})
     words = tokenize(text)  # the one tokenisation of the question
     keywords = tuple(_keywords(text, words))
     return Question(
@@ -103,7 +104,7 @@ def analyse(
         terms=tuple(index_terms(text, words)),
         places=mentioned_provinces(text),
         rule_places=rule_authors(text),
-        forms=_asked_forms(text),
+        forms=forms,
         asks_figure=asks_figure(text),
         units=asked_units(text),
         stated_figures=frozenset(stated_figure_values(text)),

@@ -6,6 +6,12 @@ moment ("2019年修订的条例", "自2020年1月1日起施行的规定") is not
 the end of 2015 for "2015年"), and "…以前/之前" for the day before it; the response says which date was used and
 which words it came from, so a reader can correct it with an explicit filter.
 
+A date with neither kind of word around it (2019年无证生产…罚多少？) dates what the question tells, and sets the day
+only when the question points back to it (…按当时的规定, 那时候) or asks what an act it dates is punished with: the
+penalty for an act is the law's in force when it was done (行政处罚法 第三十七条, unless a later rule is milder, which
+the note says). Otherwise the answer is today's law and a note says the date was seen and not used, unless the
+question says it asks about now (现在 / 目前 / 现行 …).
+
 "修订前 / 修改前 / 旧版" with an act the store holds in several versions means the day before the newest version
 took effect (`before_revision`).
 """
@@ -15,7 +21,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -51,6 +57,12 @@ EARLIEST = dt.date(1949, 10, 1)
 # shortest laws' names); shorter remainders would match ordinary words
 MIN_SHORT_TITLE = 3
 _REVISION_RE = re.compile(r"修订前|修改前|修正前|旧版|原来的?规定|老版本?")
+# words pointing back to a time the question named (按当时的规定 / 那时候): standard Chinese demonstratives of time
+_THEN_RE = re.compile(r"当时|那时|彼时|那会")
+# words saying the question asks about now, whatever dates it tells (2019年建成的电站现在要办什么)
+_NOW_RE = re.compile(r"现在|目前|如今|当前|现行|今年|最新|眼下")
+RULE_THEN = "the date the question's 当时 points back to"
+RULE_ACT = "the law in force when the act was done (行政处罚法 第三十七条)"
 
 
 @dataclass(frozen=True)
@@ -63,10 +75,14 @@ class AsOf:
     rule: str | None = None  # how those words became a day
     # the day is after today: the library knows the texts published so far, not what will be in force then
     after_today: bool = False
+    # the words of a date the question names that did not set the day (2019年 in 2019年无证生产…会怎样): said in a
+    # note, for the reader to set the day if they meant it
+    unused: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        found = {k: v for k, v in (("as_of", self.date), ("source", self.source), ("text", self.text),
-                                   ("rule", self.rule)) if v is not None}  # fmt: skip
+        named = (("as_of", self.date), ("source", self.source), ("text", self.text), ("rule", self.rule),
+                 ("unused", self.unused))  # fmt: skip
+        found: dict[str, Any] = {k: v for k, v in named if v is not None}
         return {**found, "after_today": True} if self.after_today else found
 
 
@@ -95,14 +111,23 @@ def as_of_from_question(question: str, today: dt.date | None = None) -> AsOf | N
 
     Dates in the future of `today`, before 1949 or that name a version of a text are ignored.
     """
-    today = today or dt.date.today()
+    return next((found for found, moment in _dates_named(question, today or dt.date.today()) if moment), None)
+
+
+def date_told(question: str, today: dt.date | None = None) -> AsOf | None:
+    """The first date a question names with no word making it a moment or a version (2019年无证生产…), if any."""
+    return next((found for found, moment in _dates_named(question, today or dt.date.today()) if not moment), None)
+
+
+def _dates_named(question: str, today: dt.date) -> Iterator[tuple[AsOf, bool]]:
+    """The dates a question names that are not a text's version, each as the day it stands for and whether words
+    around it make it the moment asked about (`as_of_from_question`)."""
     for m in _DATE_RE.finditer(question):
         before, after = question[: m.start()], question[m.end() :]
         if _VERSION_AFTER.match(after) or _VERSION_BEFORE.search(before):
             continue
         # 年初 / 年底 / 上半年 name a moment by themselves
-        if not (m.group("part") or _MOMENT_AFTER.match(after) or _MOMENT_BEFORE.search(before) or not after):
-            continue
+        moment = bool(m.group("part") or _MOMENT_AFTER.match(after) or _MOMENT_BEFORE.search(before) or not after)
         parts = parse_date_parts(m.group("y"), m.group("m"), m.group("d"))
         if parts is None:
             continue
@@ -119,8 +144,7 @@ def as_of_from_question(question: str, today: dt.date | None = None) -> AsOf | N
             words += next(w for w in _BEFORE_WORDS if after.startswith(w))
         if not EARLIEST <= day <= today:
             continue
-        return AsOf(day.isoformat(), SOURCE_QUESTION, words, rule)
-    return None
+        yield AsOf(day.isoformat(), SOURCE_QUESTION, words, rule), moment
 
 
 def before_revision(question: str, documents: Sequence[DocumentMeta]) -> AsOf | None:
@@ -173,22 +197,29 @@ def resolve_as_of(
     filters: Filters,
     documents: Callable[[], Sequence[DocumentMeta]] | None = None,
     today: dt.date | None = None,
+    penalty_asked: bool = False,
 ) -> tuple[Filters, AsOf]:
     """The filters to retrieve with and the day they are about: the request's as_of, else a date the question
-    names, else (with `documents`, read only when the question says 修订前/旧版) the day before a named act's
-    newest version took effect, else today."""
+    names as a moment, else a date it tells that its 当时 points back to or whose act's penalty it asks
+    (`penalty_asked`), else (with `documents`, read only when the question says 修订前/旧版) the day before a
+    named act's newest version took effect, else today (with any date told and not used, for the note)."""
     today = today or dt.date.today()
     if filters.as_of:
         return filters, _dated(AsOf(filters.as_of, SOURCE_FILTER), today)
     if filters.include_superseded:
         return filters, AsOf(today.isoformat(), SOURCE_TODAY)
     found = as_of_from_question(question, today)
+    told = date_told(question, today) if found is None and not _NOW_RE.search(question) else None
+    if told is not None and _THEN_RE.search(question):
+        found = replace(told, rule=RULE_THEN)
+    elif told is not None and penalty_asked:
+        found = replace(told, rule=RULE_ACT)
     if found is None and documents is not None and _REVISION_RE.search(question):
         found = before_revision(question, documents())
     if found is None and documents is not None and _VERSION_YEAR_RE.search(question):
         found = named_version(question, documents())
     if found is None:
-        return filters, AsOf(today.isoformat(), SOURCE_TODAY)
+        return filters, AsOf(today.isoformat(), SOURCE_TODAY, unused=told.text if told else None)
     return replace(filters, as_of=found.date), _dated(found, today)
 
 
@@ -202,6 +233,15 @@ def notes(as_of: AsOf) -> tuple[str, ...]:
     lines = []
     if as_of.source in (SOURCE_QUESTION, SOURCE_REVISION):
         lines.append(f"按问题中的“{as_of.text}”，引文为{as_of.date}时有效的规定；需要其他时点请在筛选中设置“时点”。")
+    if as_of.rule == RULE_ACT:
+        lines.append(
+            "违法行为发生时的规定适用于该行为；作出处罚决定时新规定处罚较轻的，适用新规定（行政处罚法第三十七条）。"
+        )
+    if as_of.unused:
+        lines.append(
+            f"问题提到“{as_of.unused}”，未据此设定时点：引文为{as_of.date}有效的规定；"
+            f"如需当时的规定，请在筛选中设置“时点”，或写明“{as_of.unused}时”。"
+        )
     if as_of.after_today:
         lines.append(
             f"所问时点{as_of.date}尚未到来：引文为库中现有文本届时的效力状态，此后公布的修改、废止无从反映，请届时再核。"
