@@ -150,6 +150,18 @@ def test_a_superseded_provision_is_followed_into_the_article_that_now_holds_it(s
     assert "对应条文为第四条" in first["message"]
 
 
+def test_an_unquoted_citation_of_a_number_whose_article_moved_in_the_revision_is_told_where_it_went(sample):
+    # dated after the 2024 text took effect: its 第三条 is valid, but the 2009 第三条 (ownership) is now 第四条
+    memo = "日期：2025年8月1日\n依《中华人民共和国矿产资源法》第三条，矿产资源属于国家所有。"
+    [found] = check_text(memo, sample.store)["citations"]
+    assert found["status"] == "ok" and found["doc_id"] == "nat-law-0073"
+    assert found["evidence"]["renumbered"]["article"] == "第四条"
+    assert "注意：旧版本（施行：2009-08-27）的第三条，在本版本中为第四条" in found["message"]
+    # an article whose number held the same text before says nothing of it
+    [same] = check_text("日期：2025年8月1日\n依《电力法》第十一条。", sample.store)["citations"]
+    assert same["status"] == "ok" and "renumbered" not in same["evidence"]
+
+
 def test_no_citation_and_no_date(sample):
     report = check_text("本合同第三条约定的价款，应于十日内付清。", sample.store)
     assert report["citations"] == [] and report["as_of_source"] == "today"

@@ -30,6 +30,7 @@ from regrag.check.titles import Law
 from regrag.domain.models import DocumentMeta
 from regrag.query.citations import NOT_YET_IN_FORCE, SUPERSEDED, version_status
 from regrag.text.legal import article_label
+from regrag.text.sentences import split_sentences
 from regrag.views.version_diff import Article, counterpart
 
 MAX_ELSEWHERE_LISTED = 5
@@ -167,11 +168,14 @@ class Verifier:
         upcoming = self._upcoming(chosen, law, day)
         if upcoming:
             evidence["upcoming"] = upcoming
+        moved = None if quotes else self._renumbered(label, chosen, law)
+        if moved is not None:
+            evidence["renumbered"] = moved
         return Finding(
             OK,
             f"《{chosen.title}》{label}在{day}有效，引文与原文一致。"
             if quotes
-            else f"《{chosen.title}》{label}在{day}有效。",
+            else f"《{chosen.title}》{label}在{day}有效。" + (moved["message"] if moved else ""),
             **base,
             evidence={**evidence, **({"notes": notes} if notes else {})},
             quotes=quote_results,
@@ -387,6 +391,29 @@ class Verifier:
                 "span": {"start": near.start, "end": near.end, "text": near.text},
             },
             "diff": [{"op": d["op"], "old": d["quote"], "new": d["law"]} for d in near.diff],
+        }
+
+    def _renumbered(self, label: str, chosen: DocumentMeta, law: Law) -> dict[str, Any] | None:
+        """For a citation with no quotation, which cannot be checked against the text: when the version before the
+        one chosen had an article of that number whose text now stands under another number (消耗臭氧层物质管理条例:
+        the 2018 第三十一条 on producing without a quota is the 2023 第三十条; the 2023 第三十一条 is on using one),
+        a memo citing the old number for the old rule passes as valid. Say where that article went."""
+        index = law.versions.index(chosen)
+        older = next((m for m in reversed(law.versions[:index]) if label in self.provisions(m.doc_id)), None)
+        if older is None:
+            return None
+        before = self.provisions(older.doc_id)[label]
+        # the whole article, or (revised beyond matching whole) the article holding the text closest to its first
+        # sentence: what a citation of the article by number is usually about
+        first = next(iter(split_sentences(before.text[len(label) :])), "")
+        found = self._counterpart(before, chosen, first).get("counterpart")
+        if not found or found["article"] == label:
+            return None
+        return {
+            "older": version_summary(older),
+            "article": found["article"],
+            "message": f"注意：旧版本{dates_text(older)}的{label}，在本版本中为{found['article']}；"
+            f"本版本的{label}是另一条文，所引内容请以原文核对。",
         }
 
     def _upcoming(self, chosen: DocumentMeta, law: Law, day: str) -> dict[str, Any] | None:
