@@ -100,7 +100,7 @@ def test_a_places_own_rule_that_nothing_quoted_is_from_decides_alone():
     rule = AbstentionRule(below=0.1)
     assert not rule.abstains(sure)  # a place with no document of its own, asked what applies there
     local = replace(sure, rule_place_uncovered=True)
-    assert rule.abstains(local) and "检索到的条文中没有问题所问地区本地的规定" in rule.reasons(local)
+    assert rule.abstains(local) and "排在前列的条文中没有问题所问地区本地的规定" in rule.reasons(local)
 
 
 def test_the_place_check_reads_the_candidates_compose_quoted_from(doc):

@@ -141,11 +141,11 @@ class AbstentionRule:
         if not s.anchor_quoted:
             found.append(("引文未涉及问题的具体对象", self.anchor_penalty))
         if s.place_uncovered and not s.rule_place_uncovered:  # the sharper reason below says it
-            found.append(("检索到的条文中没有问题所指地区的规定", self.place_penalty))
+            found.append(("排在前列的条文中没有问题所指地区的规定", self.place_penalty))
         if s.stated_unquoted:
             found.append(("问题所述的数值在引文中没有出现", self.stated_penalty))
         if s.rule_place_uncovered:
-            found.append(("检索到的条文中没有问题所问地区本地的规定", self.rule_place_penalty))
+            found.append(("排在前列的条文中没有问题所问地区本地的规定", self.rule_place_penalty))
         return found
 
     def score(self, s: Signals) -> float:

@@ -31,10 +31,11 @@ ABSTAIN_TITLE = "未找到相关规定"
 ABSTAIN_TEXT = (
     "未能在检索到的条文中确认对该问题的回答，因此不引用任何条文。请调整问题或筛选条件后重试，或咨询主管部门。"
 )
-# the relevance floor refused: what was found shares few of the question's words
+# the relevance floor refused: what was found shares few of the question's words, which is what a topic the
+# library has no text on looks like, and also a question in everyday words: the note says both
 FLOOR_NOTE = (
-    "检索到的条文与问题的用语重合很少。若问题用的是日常说法，可改用法规用语重试（如“窃电”而非“偷电”，"
-    "“架空电力线路”而非“高压线”）；最接近的条文列在“依据与检索详情”中，未经确认，仅供参考。"
+    "检索到的条文与问题的用语重合很少：库中可能没有就此作出规定的条文；若问题用的是日常说法，也可改用法规用语重试"
+    "（如“窃电”而非“偷电”，“架空电力线路”而非“高压线”）。最接近的条文列在“依据与检索详情”中，未经确认，仅供参考。"
 )
 NOTE_HEAD = "提示："  # the heading of the notes under an answer
 # no document at all is left to search by the filters: the answer is about them, not about the law
