@@ -392,6 +392,13 @@ await step('picker_folds', async () => {
     summary: await page.textContent('#province-summary'),
     // the list scrolls inside its box instead of growing the form by 32 rows
     list_overflow: await page.$eval('#province-list', (el) => getComputedStyle(el).overflowY),
+    // opened again, the tall list must not drag the checkbox beside the date down to the middle of its row
+    superseded_offset: await (async () => {
+      await page.click('#province-picker > summary');
+      await shot('filters-open', { target: page.locator('fieldset.filters') });
+      const box = async (sel) => (await page.locator(sel).boundingBox()).y;
+      return Math.round((await box('#f-include-superseded')) - (await box('#f-as-of')));
+    })(),
   };
 });
 

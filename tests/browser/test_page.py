@@ -359,3 +359,4 @@ def test_the_province_list_folds_once_the_search_is_made_and_scrolls_while_open(
     folds = run["steps"]["picker_folds"]
     assert folds["open_after_search"] is False and folds["summary"] == "全国、上海", folds
     assert folds["list_overflow"] == "auto"
+    assert abs(folds["superseded_offset"]) <= 24, folds  # level with the date input, the list open beside it
