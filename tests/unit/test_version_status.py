@@ -16,6 +16,7 @@ from regrag.query.citations import (
     annotate_versions,
     version_status,
 )
+from regrag.views.documents import reader_notes
 
 OLD = DocumentMeta(
     "old", "电力供应与使用条例", effective_date="1996-09-01", promulgated="1996-04-17", superseded_by="new"
@@ -85,3 +86,13 @@ def test_a_day_soon_after_a_date_the_text_does_not_confirm_is_told_the_version_m
     older = version_status(ODS_OLD, ODS_NEW, "2024-02-01", TODAY)
     assert older.status == SUPERSEDED and "可能已被" in (older.note or "") and "（待核）" in (older.note or "")
     assert "已被" in (version_status(ODS_OLD, ODS_NEW, "2025-02-01", TODAY).note or "")
+
+
+def test_the_document_view_says_a_date_only_the_metadata_gives_and_an_end_set_by_such_a_date_are_to_check():
+    metadata_only = DocumentMeta(
+        "new", "建设项目环境保护管理条例", effective_date="2017-07-16", effective_date_uncertain=True
+    )
+    assert "来自元数据" in reader_notes(metadata_only)["effective_date"]
+    ended = DocumentMeta("ods-old", "消耗臭氧层物质管理条例", effective_date="2018-03-19", effective_to="2023-12-29")
+    assert "该日期待核" in reader_notes(ended, ODS_NEW)["effective_to"]
+    assert "effective_to" not in reader_notes(ended, NEW)  # a successor whose date the text confirms

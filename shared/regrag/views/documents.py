@@ -39,7 +39,7 @@ def document_view(store: ChunkStore, doc_id: str) -> dict[str, Any]:
         "metadata": {k: v for k, v in meta.to_dict().items() if k not in hidden},
         "provenance": meta.provenance,
         # what a reader must know about the metadata itself, by field, in the words the page shows
-        "notes": reader_notes(meta),
+        "notes": reader_notes(meta, _successor(store, meta)),
         # parent laws, implementing rules and repealed texts the texts state, resolved to stored documents
         "links": links.related(meta, store.list_documents()),
         "text": text,
@@ -84,15 +84,30 @@ def library_view(
     }
 
 
-def reader_notes(meta: DocumentMeta) -> dict[str, str]:
+def _successor(store: ChunkStore, meta: DocumentMeta) -> DocumentMeta | None:
+    found = store.get_document(meta.superseded_by) if meta.superseded_by else None
+    return found[0] if found else None
+
+
+def reader_notes(meta: DocumentMeta, successor: DocumentMeta | None = None) -> dict[str, str]:
     """Notes on the values a reader could take for settled when they are not: an effective date that is an
-    amendment's adoption (its entry into force not in the text), a province the text does not tell, a text that
-    may be cut short (no article says when it takes effect)."""
+    amendment's adoption (its entry into force not in the text) or a date only the metadata gives, the end of a
+    version set by such a date of its successor, a province the text does not tell, a text that may be cut short
+    (no article says when it takes effect)."""
     notes: dict[str, str] = {}
-    if meta.effective_date_uncertain:
+    if meta.effective_date_uncertain and meta.amendment_line:
         notes["effective_date"] = (
-            f"本文本最近一次修改（{meta.amendment_line or meta.effective_date}）的施行日期，正文未载明："
+            f"本文本最近一次修改（{meta.amendment_line}）的施行日期，正文未载明："
             f"{meta.effective_date}为该修改通过之日，实际施行日期可能较晚，请核对修改决定。"
+        )
+    elif meta.effective_date_uncertain:
+        notes["effective_date"] = (
+            f"{meta.effective_date}来自元数据，正文未载明（正文的施行条款、题注属于此前的文本）："
+            "可能是修改通过之日，实际施行日期可能较晚，请核对。"
+        )
+    if meta.effective_to and successor is not None and successor.effective_date_uncertain:
+        notes["effective_to"] = (
+            f"失效日期为新版本《{successor.title}》的施行日期{successor.effective_date}，该日期待核：请核对新版本的施行日期。"
         )
     if meta.province == UNKNOWN_PROVINCE:
         notes["province"] = "标题和发文机关均未载明所属地区：本文件不视为全国性规定，请在元数据中注明地区。"

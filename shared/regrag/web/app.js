@@ -863,7 +863,7 @@ function describeMeta(meta, docId, provenance, pages, notes) {
       ? `（${from('effective_date')}）` : ''}`, note('effective_date'))],
     meta.effective_clause ? ['施行条款', meta.effective_clause] : null,
     ...(meta.exceptions || []).map((e) => ['另行施行', `${e.scope}：${e.date}`]),
-    meta.effective_to ? ['失效日期', meta.effective_to] : null,
+    meta.effective_to ? ['失效日期', withNote(meta.effective_to, note('effective_to'))] : null,
     ['地区', withNote(VOCAB.province[meta.province] || (meta.province === 'unknown' ? '未能确定' : meta.province),
       note('province'))],
     // no article says when the text takes effect: it may be cut short, and a quote's neighbours may be missing
