@@ -545,3 +545,40 @@ def test_a_quote_is_laid_out_a_line_per_paragraph_it_shows():
     assert rows.lines() == ("第十条 保护区：", "1—10千伏 5米", "35—110千伏 10米")
     for bullet in (two, listed, labelled, rows):
         assert "".join(bullet.lines()) == bullet.span
+
+
+EIA_APPROVAL = """# 某某环境影响评价法
+
+第二十四条 建设项目的环境影响评价文件经批准后，建设项目的性质、规模、地点、采用的生产工艺发生重大变动的，\
+建设单位应当重新报批建设项目的环境影响评价文件。
+
+建设项目的环境影响评价文件自批准之日起超过五年，方决定该项目开工建设的，\
+其环境影响评价文件应当报原审批部门重新审核。
+
+原审批部门应当自收到建设项目环境影响评价文件之日起十日内，将审核意见书面通知建设单位。
+"""
+
+
+def test_a_question_asking_two_things_is_shown_the_unit_answering_each():
+    doc = act("syn-eia", EIA_APPROVAL)
+    cands = ranked((doc, "第二十四条"))
+    two = compose_answer(
+        "项目环评批准后规模发生重大变动，要怎么办？环评文件批准超过五年才开工建设，还能直接用吗？",
+        cands,
+        source_text=texts(doc),
+    )
+    bullet = two.bullets[0]
+    assert "重新报批" in bullet.span and "重新审核" in bullet.span and "十日内" not in bullet.span
+    assert bullet.citation.provision == "第二十四条第一款、第二款"
+    assert all(piece in doc.text for piece in bullet.pieces)
+    # asked one thing, the unit answering it is quoted alone
+    one = compose_answer("环评批复超过五年才开工建设，还能直接用吗？", cands, source_text=texts(doc))
+    assert "重新审核" in one.bullets[0].span and "重新报批" not in one.bullets[0].span
+
+
+def test_a_second_clause_repeating_the_first_asks_nothing_new():
+    q = analyse("行政许可证可以转让吗？行政许可可以转让吗？", Filters())
+    assert q.parts == ()
+    two = analyse("排污许可证快到期了，要提前多少天申请延续？审批部门多长时间审完？", Filters())
+    assert [p.clause for p in two.parts] == ["排污许可证快到期了，要提前多少天申请延续？", "审批部门多长时间审完？"]
+    assert two.parts[0].asks_figure and two.asking(two.parts[1]).focus == {k.term for k in two.parts[1].keywords}

@@ -18,6 +18,7 @@ from regrag.query.temporal import AsOf, resolve_as_of
 from regrag.text.figures import asked_units, asks_figure, stated_figure_values
 from regrag.text.places import PlaceScope, mentioned_provinces, rule_authors
 from regrag.text.segment import CJK_CHAR_RE, CLAUSE_RE, STOPWORDS, chinese_share, index_terms, load_terms, tokenize
+from regrag.text.sentences import split_sentences
 
 # a question with fewer Chinese characters than this share is not in Chinese: an English question naming one act
 # ("What does 电力法 say about outages?") is 11 %, a Chinese one with an acronym (10kV线路的EIA要求是什么？) 50 %
@@ -40,6 +41,19 @@ class Keyword:
 
 
 @dataclass(frozen=True)
+class Part:
+    """One asking clause of a question that asks several things: its key terms (those of the question's keywords
+    it holds), the kinds of provision it asks for, the figure it asks (in the units it names) and those it states."""
+
+    clause: str
+    keywords: tuple[Keyword, ...]
+    forms: tuple[Form, ...] = ()
+    asks_figure: bool = False
+    units: tuple[str, ...] = ()
+    stated_figures: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
 class Question:
     """One question as every step reads it.
 
@@ -55,6 +69,8 @@ class Question:
         asks_figure: it asks for a number (多少 / 几天 / 比例 …); `units`: the units it names for it (多少元 → 元).
         stated_figures: the values of the figures it states itself (是否每五年更换 → {5}).
         focus: the key terms of the clause that asks (最长可以缓多少天 → 最长, 缓): what the answer must hold.
+        parts: when it asks two things or more (多少天内给结论？拖了五年多才开工，批复还能用吗？), each asking clause
+            read alone: what the quote must also show (query/quote.py). Empty for a question that asks one thing.
         chinese: it is written in Chinese (at least MIN_CHINESE_SHARE of its characters): the corpus is Chinese
             text and the lexical leg reads Chinese words, so another language gets a note asking for Chinese.
     """
@@ -72,10 +88,25 @@ class Question:
     stated_figures: frozenset[int] = frozenset()
     chinese: bool = True
     focus: frozenset[str] = frozenset()
+    parts: tuple[Part, ...] = ()
 
     def coverage(self, text: str) -> float:
         """Share of the keyword weight found in `text` (0–1)."""
         return coverage(text, self.keywords)
+
+    def asking(self, part: Part) -> Question:
+        """The question as one of its parts asks it: that clause's key terms (all of them its focus), its forms
+        and the figure it asks; what picks the unit that answers that part."""
+        return replace(
+            self,
+            keywords=part.keywords,
+            focus=frozenset(k.term for k in part.keywords),
+            forms=part.forms,
+            asks_figure=part.asks_figure,
+            units=part.units,
+            stated_figures=part.stated_figures,
+            parts=(),
+        )
 
     @property
     def anchors(self) -> tuple[Keyword, ...]:
@@ -110,6 +141,7 @@ def analyse(
         stated_figures=frozenset(stated_figure_values(text)),
         chinese=in_chinese(text),
         focus=frozenset(k.term for k in keywords if k.term in asking_clause(text)),
+        parts=_parts(text, keywords),
     )
 
 
@@ -137,6 +169,19 @@ def _asked_forms(text: str) -> tuple[Form, ...]:
     fined, not that a procedure is asked (which put the 款 on a 登记表's 备案 first). The whole text when its asking
     clauses name none (风电项目开工前的审批手续，具体是什么: the clause that asks says only 什么)."""
     return asked_forms("，".join(_asking_clauses(text))) or asked_forms(text)
+
+
+def _parts(text: str, keywords: Sequence[Keyword]) -> tuple[Part, ...]:
+    """The question's asking sentences as parts, when there are two or more with key terms of their own: a second
+    that only repeats the first's terms (行政许可证可以转让吗？行政许可可以转让吗？) asks nothing new. A sentence, not
+    a clause: 批复超过五年才开工建设，还能直接用吗 asks about the 批复 its first clause names."""
+    parts: list[Part] = []
+    for clause in (s for s in split_sentences(text) if _ASKING.search(s)):
+        own = tuple(k for k in keywords if k.term in clause)
+        if own and not any({k.term for k in own} <= {k.term for k in p.keywords} for p in parts):
+            figures = frozenset(stated_figure_values(clause))
+            parts.append(Part(clause, own, asked_forms(clause), asks_figure(clause), asked_units(clause), figures))
+    return tuple(parts) if len(parts) > 1 else ()
 
 
 def in_force_by_default(filters: Filters, today: dt.date | None = None) -> Filters:

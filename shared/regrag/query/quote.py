@@ -21,7 +21,7 @@ from regrag.domain.results import ELLIPSIS, Bullet, Candidate
 from regrag.query.citations import citation_for
 from regrag.query.fit import Fit, character_overlap, fit, key_characters, rarity
 from regrag.query.order import Quote, first_quote
-from regrag.query.question import Question
+from regrag.query.question import Question, coverage
 from regrag.text.chunking import KIND_ARTICLE, KIND_PARAGRAPH
 from regrag.text.legal import APPENDIX_RE, ARTICLE_RE, HEADING_RE, ITEM_RE
 from regrag.text.provisions import (
@@ -60,6 +60,11 @@ TWO_UNITS_CHARS = 250
 # 情节严重的) is whole, while a 款 of many sentences still shows only the one that answers
 SENTENCE_CHARS = 400
 CLAUSE_ENDS = ("；", ";")
+# a question asking two things (多少天内给结论？…批复还能用吗？) is shown the unit that answers each part, in one
+# bullet, up to this many characters (SENTENCE_CHARS: the longest single quote), when that unit holds at least
+# PART_SHARE of its part's key terms (by weight: question.coverage)
+PARTS_CHARS = SENTENCE_CHARS
+PART_SHARE = 0.5
 MAX_ARTICLE_CHARS = 30_000  # how far back an article's label is looked for (the longest article: ~12 k characters)
 
 
@@ -208,7 +213,7 @@ def choose(q: Question, cand: Candidate, stored: str) -> _Choice | None:
         return None
     shown = [_shown(prov, i) for i in range(len(units))]
     rare = rarity(q, shown, chunk.meta.title)
-    fits = {i: fit(q, prov.span(i), _context(prov, i), rare, lead_in=units[i].kind == LEAD_IN) for i in eligible}
+    fits = _fits(q, prov, eligible, rare)
     best = max(eligible, key=lambda i: (fits[i].score, -i))
     if not fits[best].score:
         # no unit holds a key term or a thing asked: the question's words are the asker's, not the statute's, and
@@ -222,8 +227,47 @@ def choose(q: Question, cand: Candidate, stored: str) -> _Choice | None:
         both = sorted({*chosen, *_with_context(prov, runner, fits, q, rare)})
         if sum(units[i].end - units[i].shown_start for i in both) <= TWO_UNITS_CHARS:
             chosen, answering = both, [best, runner]
+    chosen, answering = _with_parts(q, prov, eligible, chosen, answering, rare)
     pieces = _pieces(prov, chosen, start)
     return _Choice(cand, pieces, _provision(cand, prov, answering), fits[best], _cut(prov, chosen))
+
+
+def _fits(q: Question, prov: Provisions, eligible: list[int], rare: dict[str, float]) -> dict[int, Fit]:
+    units = prov.units
+    return {i: fit(q, prov.span(i), _context(prov, i), rare, lead_in=units[i].kind == LEAD_IN) for i in eligible}
+
+
+def _with_parts(
+    q: Question,
+    prov: Provisions,
+    eligible: list[int],
+    chosen: list[int],
+    answering: list[int],
+    rare: dict[str, float],
+) -> tuple[list[int], list[int]]:
+    """`chosen` and `answering` with, for each part of a question that asks several things, the unit that answers
+    that part best, when the units chosen do not: 环评批复后规模重大变动怎么办？超过五年才开工还能用吗？ is answered by
+    two 款 of one article, and the unit best for the whole question (weighted to its last sentence) is one of them.
+
+    Only a unit that shows key terms of its part that the units chosen do not, and at least PART_SHARE of the weight
+    of all the part's key terms (an article holding one or two of them answers that part elsewhere, if at all: 电信
+    用户有权自主选择…服务 is no answer to 供电公司办理用电报装有哪些公开和服务要求), and not past PARTS_CHARS."""
+    units = prov.units
+    texts = [_shown(prov, i) for i in range(len(units))]
+    for part in q.parts:
+        asked = q.asking(part)
+        fits = _fits(asked, prov, eligible, rare)
+        top = max(eligible, key=lambda i: (fits[i].score, -i))
+        shown = "".join(texts[i] for i in chosen)
+        new = [k for k in part.keywords if k.term in texts[top] and k.term not in shown]
+        if top in chosen or not new or fits[top].score <= max((fits[i].score for i in chosen if i in fits), default=0):
+            continue
+        if coverage(f"{_context(prov, top)}{texts[top]}", part.keywords) < PART_SHARE:
+            continue
+        more = sorted({*chosen, *_with_context(prov, top, fits, asked, rare)})
+        if sum(units[i].end - units[i].shown_start for i in more) <= PARTS_CHARS:
+            chosen, answering = more, [*answering, top]
+    return chosen, answering
 
 
 def _cut(prov: Provisions, chosen: list[int]) -> bool:
