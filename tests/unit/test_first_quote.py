@@ -158,6 +158,22 @@ def test_in_a_province_its_own_rule_goes_before_the_national_one_when_it_holds_a
     assert firsts(kept)[0] == ("syn-land", "第四十四条")
 
 
+def test_set_nowhere_a_national_rule_goes_before_a_provinces_own_when_it_holds_as_much():
+    national, local = act("syn-land", NATIONAL_LAND), act("syn-gd-land", PROVINCE_LAND, "gd")
+    cands = ranked((local, "第二十五条"), (national, "第四十四条"))
+    question = "建设项目占用土地，转用审批由哪一级政府批准？"
+    assert firsts(compose_answer(question, cands, source_text=texts(national, local)))[0] == ("syn-land", "第四十四条")
+    # set in that province, its own rule stays first
+    there = compose_answer("在广东，" + question, cands, source_text=texts(national, local))
+    assert firsts(there)[0] == ("syn-gd-land", "第二十五条")
+    # the national article holds less of what is asked (no authority named): not moved
+    weaker = act("syn-land", NATIONAL_LAND.replace("由市、县人民政府批准", "依法办理"))
+    kept = compose_answer(
+        question, ranked((local, "第二十五条"), (weaker, "第四十四条")), source_text=texts(weaker, local)
+    )
+    assert firsts(kept)[0] == ("syn-gd-land", "第二十五条")
+
+
 def test_the_words_naming_the_act_do_not_choose_its_unit():
     doc = act("syn-energy", RENEWABLE)
     cands = ranked((doc, "第二条"))
@@ -582,3 +598,23 @@ def test_a_second_clause_repeating_the_first_asks_nothing_new():
     two = analyse("排污许可证快到期了，要提前多少天申请延续？审批部门多长时间审完？", Filters())
     assert [p.clause for p in two.parts] == ["排污许可证快到期了，要提前多少天申请延续？", "审批部门多长时间审完？"]
     assert two.parts[0].asks_figure and two.asking(two.parts[1]).focus == {k.term for k in two.parts[1].keywords}
+
+
+OZONE = """# 某某消耗臭氧层物质管理条例
+
+第三十一条 无生产配额许可证生产消耗臭氧层物质的，由所在地县级以上地方人民政府环境保护主管部门责令停止违法行为，\
+处100万元的罚款。
+
+第三十二条 依照本条例规定应当申请领取使用配额许可证的单位无使用配额许可证使用消耗臭氧层物质的，\
+由所在地县级以上地方人民政府环境保护主管部门责令停止违法行为，处20万元的罚款。
+"""
+
+
+def test_a_penalty_asked_is_read_first_from_the_article_punishing_the_act_the_question_names():
+    doc = act("syn-ozone", OZONE)
+    cands = ranked((doc, "第三十二条"), (doc, "第三十一条"))
+    asked = compose_answer("企业无生产配额许可证生产消耗臭氧层物质，罚多少？", cands, source_text=texts(doc))
+    assert firsts(asked) == [("syn-ozone", "第三十一条"), ("syn-ozone", "第三十二条")]
+    # the act named as much in both (only 消耗臭氧层物质): the ranking's order stands
+    plain = compose_answer("违法使用或者生产消耗臭氧层物质怎么处罚？", cands, source_text=texts(doc))
+    assert firsts(plain) == [("syn-ozone", "第三十二条"), ("syn-ozone", "第三十一条")]
