@@ -239,7 +239,7 @@ def notes(as_of: AsOf) -> tuple[str, ...]:
         )
     if as_of.unused:
         lines.append(
-            f"问题提到“{as_of.unused}”，未据此设定时点：引文为{as_of.date}有效的规定；"
+            f"问题提到“{as_of.unused}”，未据此设定时点：检索的是{as_of.date}有效的规定；"
             f"如需当时的规定，请在筛选中设置“时点”，或写明“{as_of.unused}时”。"
         )
     if as_of.after_today:
