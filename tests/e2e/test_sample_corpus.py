@@ -50,7 +50,9 @@ def test_the_right_article_is_cited_and_every_quote_is_verbatim(e5_services, que
     for bullet in body["bullets"]:
         stored = e5_services.store.get_document(bullet["citation"]["doc_id"])[1]
         assert all(p in stored for p in bullet["pieces"])
-        assert bullet["text"] == f" • {bullet['span']}{bullet['citation']['marker']}"
+        # the answer's line: the quote a line per paragraph it shows (joined, they are the span), then its marker
+        assert "".join(bullet["lines"]) == bullet["span"]
+        assert bullet["text"] == " • " + "\n   ".join(bullet["lines"]) + bullet["citation"]["marker"]
         assert bullet["text"] in body["answer_zh"]
     assert len(body["candidates"]) == 12
     for c in body["candidates"]:  # the filters held inside the search
