@@ -2,7 +2,8 @@
 
 A quote is a unit a lawyer can cite (text/provisions.py): the sentence, item or lead-in that best answers
 (query/fit.py), with what it needs to be read alone: an item with the lead-in that says what the list is, a
-lead-in with its items, and the article label in front, joined by …… wherever text is left out. One bullet
+lead-in with its items, and the article label in front, joined by …… wherever text is left out. A question asking
+two things is shown the unit answering each part where one article holds both (`_with_parts`). One bullet
 per article, cited as precisely as the quote is (第二十八条第（二）项). Nothing is paraphrased: every piece is a
 slice of the stored document text, checked before it is kept (a quote that fails is dropped, counted and
 logged). A candidate whose key-term coverage is below the quote floor is never quoted (it stays visible as
@@ -227,7 +228,7 @@ def choose(q: Question, cand: Candidate, stored: str) -> _Choice | None:
         both = sorted({*chosen, *_with_context(prov, runner, fits, q, rare)})
         if sum(units[i].end - units[i].shown_start for i in both) <= TWO_UNITS_CHARS:
             chosen, answering = both, [best, runner]
-    chosen, answering = _with_parts(q, prov, eligible, chosen, answering, rare)
+    chosen, answering = _with_parts(q, prov, shown, eligible, (chosen, answering), rare)
     pieces = _pieces(prov, chosen, start)
     return _Choice(cand, pieces, _provision(cand, prov, answering), fits[best], _cut(prov, chosen))
 
@@ -240,20 +241,21 @@ def _fits(q: Question, prov: Provisions, eligible: list[int], rare: dict[str, fl
 def _with_parts(
     q: Question,
     prov: Provisions,
+    texts: list[str],
     eligible: list[int],
-    chosen: list[int],
-    answering: list[int],
+    quoted: tuple[list[int], list[int]],
     rare: dict[str, float],
 ) -> tuple[list[int], list[int]]:
-    """`chosen` and `answering` with, for each part of a question that asks several things, the unit that answers
-    that part best, when the units chosen do not: 环评批复后规模重大变动怎么办？超过五年才开工还能用吗？ is answered by
-    two 款 of one article, and the unit best for the whole question (weighted to its last sentence) is one of them.
+    """The units `quoted` shows and those that answer (`choose`'s `chosen` and `answering`), with the unit that
+    answers each part of a question asking several things, when the units chosen do not: 环评批复后规模重大变动怎么办？
+    超过五年才开工还能用吗？ is answered by two 款 of one article, and the unit best for the whole question (weighted to
+    its last sentence) is one of them. `texts`: each unit as shown (`_shown`).
 
     Only a unit that shows key terms of its part that the units chosen do not, and at least PART_SHARE of the weight
     of all the part's key terms (an article holding one or two of them answers that part elsewhere, if at all: 电信
     用户有权自主选择…服务 is no answer to 供电公司办理用电报装有哪些公开和服务要求), and not past PARTS_CHARS."""
     units = prov.units
-    texts = [_shown(prov, i) for i in range(len(units))]
+    chosen, answering = quoted
     for part in q.parts:
         asked = q.asking(part)
         fits = _fits(asked, prov, eligible, rare)
