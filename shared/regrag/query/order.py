@@ -166,6 +166,7 @@ def _same_act(q: Question, quotes: Sequence[Quote]) -> int | None:
 
 
 def _act_clause(quote: Quote) -> str:
+    """The quote's first clause after its label (and a leading 违反本法规定，): who did what, in a penalty article."""
     span = quote[0].span
     opening = QUOTE_OPENING_RE.match(span)
     found = _SUBJECT.match(span, opening.end()) if opening else None
@@ -195,7 +196,4 @@ def _acts_named(question: str, titles: Sequence[str]) -> set[str]:
 
 def _penalises(quote: Quote, body: re.Pattern[str]) -> bool:
     """The quote's first clause names a public body: the article is about what that body did."""
-    span = quote[0].span
-    opening = QUOTE_OPENING_RE.match(span)
-    found = _SUBJECT.match(span, opening.end()) if opening else None
-    return found is not None and body.search(found.group("subject")) is not None
+    return body.search(_act_clause(quote)) is not None

@@ -42,8 +42,9 @@ class Keyword:
 
 @dataclass(frozen=True)
 class Part:
-    """One asking clause of a question that asks several things: its key terms (those of the question's keywords
-    it holds), the kinds of provision it asks for, the figure it asks (in the units it names) and those it states."""
+    """One asking sentence (`clause`) of a question that asks several things: its key terms (those of the question's
+    keywords it holds), the kinds of provision it asks for, the figure it asks (in the units it names) and those it
+    states."""
 
     clause: str
     keywords: tuple[Keyword, ...]
@@ -69,7 +70,7 @@ class Question:
         asks_figure: it asks for a number (多少 / 几天 / 比例 …); `units`: the units it names for it (多少元 → 元).
         stated_figures: the values of the figures it states itself (是否每五年更换 → {5}).
         focus: the key terms of the clause that asks (最长可以缓多少天 → 最长, 缓): what the answer must hold.
-        parts: when it asks two things or more (多少天内给结论？拖了五年多才开工，批复还能用吗？), each asking clause
+        parts: when it asks two things or more (多少天内给结论？拖了五年多才开工，批复还能用吗？), each asking sentence
             read alone: what the quote must also show (query/quote.py). Empty for a question that asks one thing.
         chinese: it is written in Chinese (at least MIN_CHINESE_SHARE of its characters): the corpus is Chinese
             text and the lexical leg reads Chinese words, so another language gets a note asking for Chinese.
@@ -95,7 +96,7 @@ class Question:
         return coverage(text, self.keywords)
 
     def asking(self, part: Part) -> Question:
-        """The question as one of its parts asks it: that clause's key terms (all of them its focus), its forms
+        """The question as one of its parts asks it: that sentence's key terms (all of them its focus), its forms
         and the figure it asks; what picks the unit that answers that part."""
         return replace(
             self,

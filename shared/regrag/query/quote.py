@@ -261,7 +261,7 @@ def _with_parts(
         fits = _fits(asked, prov, eligible, rare)
         top = max(eligible, key=lambda i: (fits[i].score, -i))
         shown = "".join(texts[i] for i in chosen)
-        new = [k for k in part.keywords if k.term in texts[top] and k.term not in shown]
+        new = any(k.term in texts[top] and k.term not in shown for k in part.keywords)
         if top in chosen or not new or fits[top].score <= max((fits[i].score for i in chosen if i in fits), default=0):
             continue
         if coverage(f"{_context(prov, top)}{texts[top]}", part.keywords) < PART_SHARE:

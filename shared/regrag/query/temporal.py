@@ -114,11 +114,6 @@ def as_of_from_question(question: str, today: dt.date | None = None) -> AsOf | N
     return next((found for found, moment in _dates_named(question, today or dt.date.today()) if moment), None)
 
 
-def date_told(question: str, today: dt.date | None = None) -> AsOf | None:
-    """The first date a question names with no word making it a moment or a version (2019年无证生产…), if any."""
-    return next((found for found, moment in _dates_named(question, today or dt.date.today()) if not moment), None)
-
-
 def _dates_named(question: str, today: dt.date) -> Iterator[tuple[AsOf, bool]]:
     """The dates a question names that are not a text's version, each as the day it stands for and whether words
     around it make it the moment asked about (`as_of_from_question`)."""
@@ -208,8 +203,10 @@ def resolve_as_of(
         return filters, _dated(AsOf(filters.as_of, SOURCE_FILTER), today)
     if filters.include_superseded:
         return filters, AsOf(today.isoformat(), SOURCE_TODAY)
-    found = as_of_from_question(question, today)
-    told = date_told(question, today) if found is None and not _NOW_RE.search(question) else None
+    named = list(_dates_named(question, today))  # the question's dates read once: moments, and dates it tells
+    found = next((day for day, moment in named if moment), None)
+    told = next((day for day, moment in named if not moment), None) if found is None else None
+    told = None if _NOW_RE.search(question) else told
     if told is not None and _THEN_RE.search(question):
         found = replace(told, rule=RULE_THEN)
     elif told is not None and penalty_asked:
