@@ -3,8 +3,9 @@ corpus fan-out starts threads per request; a server that kept their connections 
 
 import sqlite3
 import threading
+import time
 
-from regrag.adapters.local.sqlite_db import ConnectionPool
+from regrag.adapters.local.sqlite_db import ConnectionPool, connect
 
 
 def test_connections_of_ended_threads_are_closed_when_the_next_opens(tmp_path):
@@ -51,3 +52,29 @@ def test_a_live_threads_connection_is_kept(tmp_path):
     t.join()
     assert seen["after"] == (2,)
     pool.close()
+
+
+def test_a_new_file_held_by_another_connection_is_waited_for_not_refused(tmp_path):
+    """Two commands opening a fresh data folder at once: the WAL switch needs the file to itself and SQLite
+    answers it "database is locked" at once, without its busy wait (CI saw a command fail so). The opener waits
+    for the holder to let go, as any other write does."""
+    path = tmp_path / "fresh.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the other command creating its tables, before its own switch to WAL
+    holder.execute("CREATE TABLE t(x)")
+    opened: list[object] = []
+    failed: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            opened.append(connect(path).execute("PRAGMA journal_mode").fetchone()[0])
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            failed.append(exc)
+
+    opener = threading.Thread(target=open_it)
+    opener.start()
+    time.sleep(0.3)
+    assert opener.is_alive() and not failed  # still waiting while the other holds the file
+    holder.execute("COMMIT")
+    opener.join(timeout=10)
+    assert failed == [] and opened == ["wal"]

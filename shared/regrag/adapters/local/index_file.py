@@ -148,6 +148,14 @@ class SqliteFile:
 
     def _init_vectors(self, con: Any) -> None:
         row = con.execute("SELECT value FROM meta WHERE key='embedding'").fetchone()
+        if row is None and self._dimension is not None:
+            # a fresh file: another process opening it at the same moment may record its model first, and then
+            # that record is the one checked below
+            con.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('embedding', ?)",
+                (json.dumps({"dimension": self._dimension, "model": self._model_id}),),
+            )
+            row = con.execute("SELECT value FROM meta WHERE key='embedding'").fetchone()
         if row is not None:
             stored = json.loads(row[0])
             if self._dimension is not None and (stored["dimension"], stored["model"]) != (
@@ -160,11 +168,6 @@ class SqliteFile:
                     "Vectors of different models must not mix: use another REGRAG_DATA_DIR or delete the index."
                 )
             self._dimension, self._model_id = stored["dimension"], stored["model"]
-        elif self._dimension is not None:
-            con.execute(
-                "INSERT INTO meta(key, value) VALUES ('embedding', ?)",
-                (json.dumps({"dimension": self._dimension, "model": self._model_id}),),
-            )
 
     @property
     def dimension(self) -> int | None:

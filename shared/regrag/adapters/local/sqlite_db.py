@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from regrag.adapters.local import storage
+from regrag.domain.errors import Unavailable
 
 # how long a writer waits for another's lock before SQLite gives up: longer than the slowest write transaction
 # (one document's chunks and vectors; 民法典's 1,260 articles take seconds), so writers queue instead of failing
@@ -110,10 +112,28 @@ def connect(path: Path | str, damaged_hint: str = storage.REPAIR) -> Any:
         raise (translated or exc) from exc
     con.path = str(path)
     con.damaged_hint = damaged_hint
-    con.execute("PRAGMA journal_mode=WAL")
+    _journal_wal(con)
     con.execute("PRAGMA synchronous=NORMAL")
     con.execute("PRAGMA foreign_keys=ON")
     return con
+
+
+def _journal_wal(con: Any) -> None:
+    """Turn on WAL journaling, waiting out another process that holds the file meanwhile.
+
+    Switching a new file to WAL needs the file to itself, and SQLite does not call its busy handler for that
+    switch: two commands opening a fresh data folder at once got "database is locked" at once (CI saw it, with
+    an empty summary). The switch is retried for as long as any other write would wait. A file already in WAL
+    mode (every file after its first open) needs no lock for this and returns at once."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            return
+        except Unavailable:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
 
 
 class ConnectionPool:
