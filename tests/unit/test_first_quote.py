@@ -96,6 +96,20 @@ def test_a_penalty_asked_puts_the_penalty_article_before_the_duty_it_enforces():
     assert firsts(duty) == [("syn-assess", "第九条"), ("syn-assess", "第二十四条")]
 
 
+def test_a_question_not_asking_a_penalty_reads_the_rule_before_the_article_punishing_its_breach():
+    doc = act("syn-assess", ASSESSMENT)
+    penalty_first = ranked((doc, "第二十四条"), (doc, "第九条"))
+    allowed = compose_answer("技术机构能不能向建设单位收取评估费用？", penalty_first, source_text=texts(doc))
+    assert firsts(allowed) == [("syn-assess", "第九条"), ("syn-assess", "第二十四条")]
+    assert "不得向建设单位收取任何费用" in allowed.bullets[0].span
+    # asked what it costs: the penalty stays first
+    punished = compose_answer("技术机构向建设单位收取评估费用怎么处罚？", penalty_first, source_text=texts(doc))
+    assert firsts(punished) == [("syn-assess", "第二十四条"), ("syn-assess", "第九条")]
+    # the rule shows less of what is asked than the penalty does: the ranking's order stands
+    fee = compose_answer("技术机构退还所收费用的倍数", penalty_first, source_text=texts(doc))
+    assert firsts(fee)[0] == ("syn-assess", "第二十四条")
+
+
 EIA = """# 某某环境影响评价条例
 
 第十二条 建设项目的环境影响报告书批准后，建设项目方开工建设的，应当报原审批部门重新审核。
@@ -303,7 +317,7 @@ def test_the_forms_the_ordering_rules_name_are_the_data_files_forms():
     from regrag.query.forms import forms
 
     names = {f.name for f in forms()}
-    assert names >= order.SPECIFIC_FORMS | {order.PENALTY, order.AUTHORITY, ENUMERATION, PERMISSION}
+    assert names >= order.SPECIFIC_FORMS | {order.PENALTY, order.AUTHORITY, order.LIABILITY, ENUMERATION, PERMISSION}
 
 
 ACCIDENTS = """# 某某电力事故处置条例
