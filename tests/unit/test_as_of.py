@@ -122,6 +122,20 @@ def test_a_date_the_question_tells_sets_the_day_when_it_points_back_or_dates_the
     assert any("行政处罚法第三十七条" in line for line in told) == (rule == RULE_ACT)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        # a date told before the act and its question: when the company was founded, not when it built
+        "我们公司2015年成立，主要做化工，去年没办环评就开工了，罚多少？",
+        # two dates: which one the act has is left open
+        "2019年无证生产消耗臭氧层物质，2021年被查处，罚多少？",
+    ],
+)
+def test_a_date_that_may_not_be_the_acts_does_not_set_the_day_of_its_penalty(question: str) -> None:
+    filters, found = resolve_as_of(question, Filters(), today=TODAY, penalty_asked=True)
+    assert filters.as_of is None and found.source == SOURCE_TODAY and found.unused
+
+
 def test_a_date_told_and_not_used_is_said_so() -> None:
     filters, found = resolve_as_of("2019年建成的光伏电站需要办理什么手续？", Filters(), today=TODAY)
     assert filters.as_of is None and found.source == SOURCE_TODAY and found.unused == "2019年"

@@ -9,7 +9,9 @@ which words it came from, so a reader can correct it with an explicit filter.
 A date with neither kind of word around it (2019年无证生产…罚多少？) dates what the question tells, and sets the day
 only when the question points back to it (…按当时的规定, 那时候) or asks what an act it dates is punished with: the
 penalty for an act is the law's in force when it was done (行政处罚法 第三十七条, unless a later rule is milder, which
-the note says). Otherwise the answer is today's law and a note says the date was seen and not used, unless the
+the note says). The act is dated only by the one date the question tells, in its last two clauses (the act and
+the question about it): 公司2015年成立，去年没办环评就开工，罚多少 tells when the company was founded, not when
+it built. Otherwise the answer is today's law and a note says the date was seen and not used, unless the
 question says it asks about now (现在 / 目前 / 现行 …).
 
 "修订前 / 修改前 / 旧版" with an act the store holds in several versions means the day before the newest version
@@ -27,6 +29,7 @@ from typing import Any
 
 from regrag.domain.models import DocumentMeta, Filters
 from regrag.text.numerals import MONTH_OR_DAY, YEAR, parse_date_parts
+from regrag.text.segment import CLAUSE_RE
 
 SOURCE_FILTER = "filter"
 SOURCE_QUESTION = "question"
@@ -61,6 +64,9 @@ _REVISION_RE = re.compile(r"修订前|修改前|修正前|旧版|原来的?规�
 _THEN_RE = re.compile(r"当时|那时|彼时|那会")
 # words saying the question asks about now, whatever dates it tells (2019年建成的电站现在要办什么)
 _NOW_RE = re.compile(r"现在|目前|如今|当前|现行|今年|最新|眼下")
+# the clauses a question's act and its question about it take at most (…无证生产了一批产品，罚多少): a date told
+# before them tells something else (when a company was founded, a plant built)
+ACT_CLAUSES = 2
 RULE_THEN = "the date the question's 当时 points back to"
 RULE_ACT = "the law in force when the act was done (行政处罚法 第三十七条)"
 
@@ -209,7 +215,7 @@ def resolve_as_of(
     told = None if _NOW_RE.search(question) else told
     if told is not None and _THEN_RE.search(question):
         found = replace(told, rule=RULE_THEN)
-    elif told is not None and penalty_asked:
+    elif told is not None and penalty_asked and _dates_the_act(question, [d for d, moment in named if not moment]):
         found = replace(told, rule=RULE_ACT)
     if found is None and documents is not None and _REVISION_RE.search(question):
         found = before_revision(question, documents())
@@ -218,6 +224,15 @@ def resolve_as_of(
     if found is None:
         return filters, AsOf(today.isoformat(), SOURCE_TODAY, unused=told.text if told else None)
     return replace(filters, as_of=found.date), _dated(found, today)
+
+
+def _dates_the_act(question: str, told: Sequence[AsOf]) -> bool:
+    """Whether the one date the question tells is in its last ACT_CLAUSES clauses: two dates (2019年无证生产，
+    2021年被查处) leave open which one the act has, and a date further back tells something else."""
+    if len(told) != 1:
+        return False
+    last = "".join(CLAUSE_RE.findall(question)[-ACT_CLAUSES:])
+    return told[0].text in last
 
 
 def _dated(as_of: AsOf, today: dt.date) -> AsOf:
