@@ -1,5 +1,6 @@
 """The second abstention rule: signals read from the answer's own quotes, penalties named as reasons."""
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -55,6 +56,40 @@ def test_a_figure_asked_of_quotes_without_one_is_a_named_reason(doc):
     seen = read(doc, question, article="第四十三条")  # liability in general terms, no amount
     assert seen.asks_figure and not seen.figure_quoted
     assert "问题询问具体数值，但引文中没有相应数值" in AbstentionRule(0.5).reasons(seen)
+
+
+LIABILITY = """# 某某供电条例
+
+第四十一条 因电力运行事故给用户造成损害的，供电企业应当依法承担赔偿责任。
+
+第四十二条 供电企业违反供用电合同，给用户造成损失的，应当依法承担赔偿责任。
+
+第四十三条 用户因供电企业的过错遭受损害的，可以要求供电企业赔偿。
+
+第五十条 供电企业未按规定通知用户中断供电，给用户造成损害的，处一万元以上十万元以下的罚款。
+"""
+
+
+def test_a_figure_only_below_the_first_three_quotes_does_not_answer_the_figure_asked():
+    """The order rules move a quote holding the figure asked to the front from among the first three; one only
+    further down is another article's (a fine for 多少元 of compensation), not the answer."""
+    sidecar = json.dumps({"doc_id": "syn-liab", "effective_date": "2020-01-01"}).encode()
+    liab = build_document(
+        "docs/syn-liab.md", Blob("docs/syn-liab.md", LIABILITY.encode(), 3), Blob("m", sidecar, 1), 800
+    )
+    by_label = {c.article: c for c in liab.chunks}
+    question = "停电给用户造成损害，供电企业最多赔偿多少元？"
+
+    def seen(labels):
+        cands = [
+            Candidate(by_label[a], 1.0 / (i + 1), dense_score=0.95, fused_score=0.09) for i, a in enumerate(labels)
+        ]
+        return signals_of(liab, question, cands)
+
+    fourth = seen(["第四十一条", "第四十二条", "第四十三条", "第五十条"])
+    assert fourth.asks_figure and not fourth.figure_quoted
+    assert "问题询问具体数值，但引文中没有相应数值" in AbstentionRule(0.5).reasons(fourth)
+    assert seen(["第四十一条", "第四十二条", "第五十条", "第四十三条"]).figure_quoted  # third: it is read first
 
 
 def test_a_figure_in_another_unit_than_the_one_asked_does_not_answer(doc):

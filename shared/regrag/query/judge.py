@@ -9,8 +9,9 @@ nothing from the question's words again. Three rules, first to last:
 2. nothing quotable: every span was dropped (not verbatim) or is mostly not Chinese → no quotes;
 3. the answer's own confidence (confidence.py), less a penalty for each specific thing the question asks that
    no quote contains:
-   - a figure (多少 / 几天 / 比例 / 上限 …) and no quoted span states a number with a unit, or, when the question
-     names the unit (多少元 / 几个月 / 多少分贝), none states one in that unit;
+   - a figure (多少 / 几天 / 比例 / 上限 …) and none of the first three quoted spans (those the order rules read)
+     states a number with a unit, or, when the question names the unit (多少元 / 几个月 / 多少分贝), none states
+     one in that unit;
    - its most specific terms (the heaviest keywords) and no quoted span contains any of them;
    - a place the corpus does not cover (no candidate document of that province, no quote naming it);
    - figures the question states (是否每五年更换 / 按两倍收购) of which no quoted span states any: the rule the
@@ -29,6 +30,7 @@ from typing import Any
 from regrag.domain.results import Candidate
 from regrag.query.confidence import Confidence, assess
 from regrag.query.fit import ENUMERATION, FIGURE, PERMISSION
+from regrag.query.order import FIRST_AMONG
 from regrag.query.question import Question
 from regrag.query.quote import Quotes
 from regrag.text.figures import figure_in_units, figure_values, states_figure
@@ -78,7 +80,8 @@ class Signals:
 
     overall: float
     asks_figure: bool
-    # a quoted span states a figure, in the unit the question asks for when it names one (多少元 → 元)
+    # one of the first FIRST_AMONG quotes states a figure, in the unit the question asks for when it names one
+    # (多少元 → 元)
     figure_quoted: bool
     anchor_quoted: bool
     place_uncovered: bool
@@ -223,6 +226,10 @@ def below_floor(q: Question, ranked: Sequence[Candidate], config: JudgeConfig) -
 def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: float, top_n: int) -> Signals:
     """The signals of one answer with quotes; `top_n`: the candidates quoted from."""
     spans = quotes.text
+    # a figure counts where the order rules look for one (order.py rule 1): a figure only further down is in an
+    # article the ranking put below three that hold none, not the answer (山东…多大装机容量要报省发改委核准 was
+    # answered, the only figure a later quote's)
+    read_first = "".join(b.span for b in quotes.bullets[:FIRST_AMONG])
     near = {c.chunk.meta.province for c in ranked[:top_n]}
     named = q.places
     place_uncovered = _uncovered(named, near, spans)
@@ -230,7 +237,7 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
     return Signals(
         overall=overall,
         asks_figure=q.asks_figure,
-        figure_quoted=states_figure(spans) and figure_in_units(q.units, spans),
+        figure_quoted=states_figure(read_first) and figure_in_units(q.units, read_first),
         anchor_quoted=not anchors or any(k.term in spans for k in anchors),
         place_uncovered=place_uncovered,
         best_coverage=best_coverage(ranked[:top_n]),
