@@ -72,6 +72,19 @@ def test_as_of_before_and_after_the_newer_version_took_effect(e5_services, old, 
     for bullet in body["bullets"]:
         if bullet["citation"]["doc_id"] == new:
             assert bullet["citation"]["version_status"] == "not_yet_in_force"
+    # the versions in force that day are read first, the others after them
+    not_the_law = [b["citation"]["version_status"] in ("superseded", "not_yet_in_force") for b in body["bullets"]]
+    assert not_the_law == sorted(not_the_law)
+
+
+def test_with_superseded_versions_asked_for_too_the_law_in_force_is_read_first(e5_services):
+    """包含已失效的版本 adds the old versions for comparison: a new user's question read the 2009 矿产资源法 first and
+    the law in force second."""
+    body = ask(e5_services, "未取得采矿许可证擅自采矿的，怎么处罚？", include_superseded=True)
+    statuses = [b["citation"]["version_status"] for b in body["bullets"]]
+    assert "superseded" in statuses and statuses[0] == "in_force"
+    not_the_law = [s in ("superseded", "not_yet_in_force") for s in statuses]
+    assert not_the_law == sorted(not_the_law)
 
 
 # the pairs whose newer version took effect months after its promulgation (test_the_window_pairs_of_the_sample)

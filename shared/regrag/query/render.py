@@ -14,7 +14,7 @@ from regrag import logs
 from regrag.domain.models import DocumentMeta, Filters
 from regrag.domain.results import Answer, Citation
 from regrag.query import temporal
-from regrag.query.citations import annotate_versions
+from regrag.query.citations import annotate_versions, not_the_law
 from regrag.query.confidence import CAUTION
 from regrag.query.judge import BY_FLOOR, BY_NO_QUOTES, BY_NOTHING, Verdict
 from regrag.query.question import Question
@@ -126,6 +126,11 @@ def quoted(
         bullets, citations, version_notes = annotate_versions(
             bullets, citations, filters.as_of, document_meta, counterpart
         )
+        # a version not in force on the day (quoted only when superseded versions are asked for too) comes after
+        # every one that is: a comparison, never the answer read first (a new user's 包含已失效的版本 read the
+        # 2009 矿产资源法 first, the law in force second); the order is otherwise kept
+        bullets.sort(key=not_the_law)
+        citations.sort(key=not_the_law)
     answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
     if version_notes:
         answer_zh += "\n- 版本提示：\n" + "\n".join(f" • {n}" for n in version_notes)
