@@ -35,6 +35,10 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
     ingest_sample(base, DOCS)
     endpoints.add_watch(base, {"doc_id": "nat-law-0072", "article": "第三条", "owner": "lawyer@example.com"})
     ingest_sample(base, [NEXT])
+    # a question watched as of a past day in one province: the tab says which day and place
+    endpoints.add_watch(
+        base, {"question": "计划检修停电要提前几天通知？", "filters": {"as_of": "2015-06-01", "province": ["sh"]}}
+    )
     yield base
     base.close()
 
@@ -120,15 +124,16 @@ def test_the_watch_tab_lists_watches_and_alerts_and_an_alert_opens_the_new_artic
     s = step(run, "tab")
     before = s["before"]
     assert before["visible"] and before["feed"] == "/alerts?format=atom"
-    assert len(before["watches"]) == 4  # the fixture's, the quote's, the question's, the document's
+    assert len(before["watches"]) == 5  # the fixture's two, the quote's, the question's, the document's
     assert any("第三条" in w and "（现为新版本第四条）" in w and "lawyer@example.com" in w for w in before["watches"])
+    assert any("“计划检修停电要提前几天通知？”（上海 · 时点 2015-06-01）" in w for w in before["watches"])
     # the fixture's article alert, and the 2009 text watched from the document view: told at once it is replaced
     [alert] = [a for a in before["alerts"] if "条文修改" in a["text"]]
     assert "其内容见于新版本第四条" in alert["text"]
     [told] = [a for a in before["alerts"] if a is not alert]
     assert "有新版本" in told["text"] and "nat-law-0073" in (told["href"] or "")
     assert alert["href"].endswith("?doc=nat-law-0073&article=%E7%AC%AC%E5%9B%9B%E6%9D%A1")
-    assert len(s["after"]["watches"]) == 3 and s["after"]["status"].startswith("关注 3 项")
+    assert len(s["after"]["watches"]) == 4 and s["after"]["status"].startswith("关注 4 项")
     assert s["opened"]["title"] == "《中华人民共和国矿产资源法》" and s["opened"]["cited"] == "第四条"
     assert "doc=nat-law-0073" in s["opened"]["url"]
     assert not run["errors"], run["errors"]

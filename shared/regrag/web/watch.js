@@ -181,7 +181,11 @@
   // --- the 关注与提醒 tab ---------------------------------------------------------------------------------
 
   function describe(w) {
-    if (w.kind === 'question') return `“${w.question}”`;
+    if (w.kind === 'question') {
+      // the filters it is asked with (时点, 省份 …): two watches of one question on two days are two watches
+      const filters = filterSummary(w.filters || {});
+      return filters === '无' ? `“${w.question}”` : `“${w.question}”（${filters}）`;
+    }
     const following = w.following || {};
     // where the watch follows now, in words a reader knows (a document id means nothing to them)
     const moved = following.doc_id && following.doc_id !== w.doc_id;
