@@ -10,9 +10,18 @@ from regrag.domain.results import Candidate
 from regrag.ingest.ingest import build_document
 from regrag.ports import Blob
 from regrag.query.confidence import assess
-from regrag.query.judge import AbstentionRule, RelevanceFloor, Signals, best_coverage, judge, signals
+from regrag.query.judge import (
+    PLACE_UNCOVERED,
+    AbstentionRule,
+    RelevanceFloor,
+    Signals,
+    best_coverage,
+    judge,
+    signals,
+)
 from regrag.query.question import analyse
 from regrag.query.quote import quote
+from regrag.query.render import FLOOR_NOTE
 from regrag.query.retrieve import measured
 from regrag.text.figures import STATED_FIGURE, asked_units, figure_in_units, figure_values
 
@@ -227,6 +236,10 @@ def test_candidates_all_from_one_document_are_near_the_question_though_its_words
     # a search filtered to the document always agrees with itself: that says nothing
     only = Filters(doc_id=(doc.meta.doc_id,))
     assert compose_answer(question, same, only, source_text=lambda _: doc.text).abstained
+    # a place named whose rules none of the candidates is: said first, before the words shared
+    placed = compose_answer("江苏省" + question, mixed, Filters(), source_text=texts.get)
+    assert placed.abstained and placed.notes[:2] == (f"最接近的条文未予引用：{PLACE_UNCOVERED}", FLOOR_NOTE)
+    assert PLACE_UNCOVERED not in " ".join(compose_answer(question, mixed, Filters(), source_text=texts.get).notes)
     # fewer candidates than are quoted from: nothing agreed on
     assert compose_answer(question, same[:3], Filters(), source_text=lambda _: doc.text).abstained
     # one of the five shares none of the question's words: the vector drifted there, nothing agreed on

@@ -26,14 +26,13 @@ from regrag.domain.requests import QueryRequest
 from regrag.domain.results import Answer, Candidate
 from regrag.ports import ChunkStore, Composer, Reranker
 from regrag.query.confidence import Confidence
-from regrag.query.judge import BY_NO_QUOTES, JudgeConfig, Verdict, below_floor, judge
+from regrag.query.judge import BY_NO_QUOTES, JudgeConfig, Verdict, floor_verdict, judge
 from regrag.query.lookups import StoreLookups
 from regrag.query.question import Question, analyse
 from regrag.query.quote import QuoteConfig, Quotes, chinese_ratio, quote
 from regrag.query.render import (
     CounterpartLookup,
     DocumentMetaLookup,
-    abstention,
     abstention_for,
     finish,
     quoted,
@@ -246,8 +245,9 @@ def compose(
         counterpart: (citation, another version) → that version's corresponding article (citations.py).
     """
     ranked = measured(q, candidates)
-    if below_floor(q, ranked, options.judge):
-        return abstention(q.text, q.filters)
+    refused = floor_verdict(q, ranked, options.judge)
+    if refused is not None:
+        return abstention_for(q, Quotes(()), refused)
     quotes = quote(q, ranked, source_text, options.quote)
     if not quotes.bullets:
         return abstention_for(q, quotes, Verdict(Confidence.abstained(), BY_NO_QUOTES))

@@ -44,6 +44,9 @@ BY_NOTHING = "nothing"
 BY_CONFIDENCE = "confidence"
 
 
+PLACE_UNCOVERED = "排在前列的条文中没有问题所指地区的规定"
+
+
 @dataclass(frozen=True)
 class RelevanceFloor:
     """When to say "no matching provision" instead of quoting the best of a bad lot.
@@ -144,7 +147,7 @@ class AbstentionRule:
         if not s.anchor_quoted:
             found.append(("引文未涉及问题的具体对象", self.anchor_penalty))
         if s.place_uncovered and not s.rule_place_uncovered:  # the sharper reason below says it
-            found.append(("排在前列的条文中没有问题所指地区的规定", self.place_penalty))
+            found.append((PLACE_UNCOVERED, self.place_penalty))
         if s.stated_unquoted:
             found.append(("问题所述的数值在引文中没有出现", self.stated_penalty))
         if s.rule_place_uncovered:
@@ -282,12 +285,23 @@ def _first(q: Question, quotes: Quotes, ranked: Sequence[Candidate]) -> dict[str
     }
 
 
+def floor_verdict(q: Question, ranked: Sequence[Candidate], config: JudgeConfig) -> Verdict | None:
+    """The relevance floor's refusal (None: the candidates are near enough to quote from). A place the question
+    names and no candidate quoted from is of is its reason: the library may hold nothing of that place, which
+    tells more than the few words shared (江苏省对…有什么专门规定 was told to reword it)."""
+    if not below_floor(q, ranked, config):
+        return None
+    near = {c.chunk.meta.province for c in ranked[: config.top_n]}
+    return Verdict(Confidence.abstained(), BY_FLOOR, (PLACE_UNCOVERED,) if _uncovered(q.places, near, "") else ())
+
+
 def judge(q: Question, ranked: Sequence[Candidate], quotes: Quotes, rerank_status: str, config: JudgeConfig) -> Verdict:
     """The verdict on one answer: the floor, then quotes at all, then confidence less the reasons' penalties."""
     if not ranked:
         return Verdict(Confidence.abstained(), BY_NOTHING)
-    if below_floor(q, ranked, config):
-        return Verdict(Confidence.abstained(), BY_FLOOR)
+    refused = floor_verdict(q, ranked, config)
+    if refused is not None:
+        return refused
     if not quotes.bullets:
         return Verdict(Confidence.abstained(), BY_NO_QUOTES)
     confidence = assess(

@@ -183,10 +183,12 @@ def abstention_for(q: Question, quotes: Quotes, verdict: Verdict) -> Answer:
     answer = abstention(q.text, q.filters)
     if verdict.abstained_by == BY_NOTHING:
         return _language_note(q, _day_notes(q, with_note(answer, NOTHING_NOTE)))
-    if verdict.abstained_by == BY_FLOOR and q.chinese:  # in another language the words cannot meet at all
-        answer = with_note(answer, FLOOR_NOTE)
+    # a reason comes first: the floor gives one when the place asked about has no candidate of its own, which
+    # tells more than that the words shared are few
     for reason in verdict.reasons:
         answer = with_note(answer, f"最接近的条文未予引用：{reason}")
+    if verdict.abstained_by == BY_FLOOR and q.chinese:  # in another language the words cannot meet at all
+        answer = with_note(answer, FLOOR_NOTE)
     return _language_note(q, _day_notes(q, answer))
 
 
