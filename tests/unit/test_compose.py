@@ -225,3 +225,39 @@ def test_a_refusal_says_what_was_not_confirmed_not_that_the_law_is_silent():
     assert "没有与该问题直接对应" not in floor.answer_zh and "依据与检索详情" in FLOOR_NOTE
     other = abstention_for(q, Quotes(()), Verdict(Confidence.abstained(), BY_CONFIDENCE, ("问题询问具体数值",)))
     assert FLOOR_NOTE not in other.notes and "最接近的条文未予引用：问题询问具体数值" in other.notes
+
+
+def test_a_question_set_nowhere_answered_by_local_rules_only_is_told_they_apply_only_there():
+    """A reader in another province must not take one province's rule for the law where they are (a new user's
+    果树…给不给补偿 read 济南's 不予补偿 first, nothing saying it was 济南's)."""
+    import json
+
+    from regrag.query.answer import compose
+    from regrag.query.render import LOCAL_ONLY_NOTE
+
+    from conftest import read_path_options
+
+    row = {"doc_id": "ha-0001", "effective_date": "2012-09-28", "province": "ha"}
+    local = build_document(
+        "docs/ha-0001.md",
+        Blob("docs/ha-0001.md", (SAMPLE / "docs" / "ha-0001.md").read_bytes(), 3),
+        Blob("m", json.dumps(row).encode(), 1),
+        800,
+    )
+    assert local.meta.province == "ha"
+    labels = [c.article for c in local.chunks if c.kind == "article" and "用电安全情况进行检查" in c.text]
+    found = [Candidate(c, 1.0, dense_score=0.95) for c in local.chunks if c.article in labels]
+
+    def asked(question, filters=Filters()):
+        q = analyse(question, filters)
+        return compose(
+            q, found, read_path_options(), source_text=lambda _: local.text, document_meta=lambda _: local.meta
+        )
+
+    nowhere = asked("供电企业检查用电安全，检查人员要出示证件吗？")
+    assert nowhere.bullets and LOCAL_ONLY_NOTE.format(places="河南") in nowhere.notes
+    assert "只在当地适用" in nowhere.answer_zh
+    # the province asked for, by filter or by name: its own rule is what applies there
+    for placed in (asked("供电企业检查用电安全，检查人员要出示证件吗？", Filters(province=("ha",))),
+                   asked("河南供电企业检查用电安全，检查人员要出示证件吗？")):  # fmt: skip
+        assert placed.bullets and not any("只在当地适用" in n for n in placed.notes)

@@ -6,17 +6,18 @@ a low-confidence line, the day the answer is about); or an explicit "no matching
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from regrag import logs
 from regrag.domain.models import DocumentMeta, Filters
-from regrag.domain.results import Answer, Citation
+from regrag.domain.results import Answer, Bullet, Citation
 from regrag.query import temporal
 from regrag.query.citations import annotate_versions, not_the_law
 from regrag.query.confidence import CAUTION
 from regrag.query.judge import BY_FLOOR, BY_NO_QUOTES, BY_NOTHING, Verdict
+from regrag.query.order import NATIONAL
 from regrag.query.question import Question
 from regrag.query.quote import Quotes, chinese_ratio
 from regrag.text.inference import PROVINCE_NAMES
@@ -36,6 +37,12 @@ ABSTAIN_TEXT = (
 FLOOR_NOTE = (
     "检索到的条文与问题的用语重合很少：库中可能没有就此作出规定的条文；若问题用的是日常说法，也可改用法规用语重试"
     "（如“窃电”而非“偷电”，“架空电力线路”而非“高压线”）。最接近的条文列在“依据与检索详情”中，未经确认，仅供参考。"
+)
+# a question set nowhere answered by local rules only: a reader elsewhere must not take them for the law where
+# they are (a new user's 电力公司要砍我家果树…给不给补偿 read 济南's 不予补偿 first, with nothing saying it is 济南's)
+LOCAL_ONLY_NOTE = (
+    "引文均出自地方性规定（{places}），只在当地适用；问题未指明地区，引文中没有全国性规定。"
+    "其他地区请在“省份”筛选中选择所在省份后重试。"
 )
 NOTE_HEAD = "提示："  # the heading of the notes under an answer
 # no document at all is left to search by the filters: the answer is about them, not about the law
@@ -135,7 +142,12 @@ def quoted(
     if version_notes:
         answer_zh += "\n- 版本提示：\n" + "\n".join(f" • {n}" for n in version_notes)
     ocr_notes = list(dict.fromkeys(b.citation.note for b in bullets if b.citation.note))
-    other_notes = ocr_notes + ([FOREIGN_NOTE.format(n=quotes.foreign)] if quotes.foreign else [])
+    local = _local_only(q, bullets, document_meta)
+    other_notes = [
+        *([LOCAL_ONLY_NOTE.format(places=local)] if local else []),
+        *ocr_notes,
+        *([FOREIGN_NOTE.format(n=quotes.foreign)] if quotes.foreign else []),
+    ]
     if other_notes:
         answer_zh += f"\n- {NOTE_HEAD}\n" + "\n".join(f" • {n}" for n in other_notes)
     notes = version_notes + other_notes
@@ -153,6 +165,20 @@ def quoted(
     if problems:  # our own output breaking its contract is a bug to fix, never a reason to fail the request
         logs.event(log, logging.ERROR, "composed answer breaks its contract", problems=problems)
     return answer
+
+
+def _local_only(q: Question, bullets: Sequence[Bullet], document_meta: DocumentMetaLookup | None) -> str | None:
+    """The places of the quotes, named, when the question is set nowhere (no province filter, no place named)
+    and every quote is a province's own rule; None otherwise."""
+    if q.filters.province or q.places.provinces or document_meta is None or not bullets:
+        return None
+    provinces = []
+    for b in bullets:
+        meta = document_meta(b.citation.doc_id)
+        if meta is None or meta.province == NATIONAL:
+            return None
+        provinces.append(meta.province)
+    return "、".join(PROVINCE_NAMES.get(p, p) for p in dict.fromkeys(provinces))
 
 
 def finish(q: Question, answer: Answer, verdict: Verdict) -> Answer:
