@@ -287,7 +287,8 @@ _LIBRARY = {
             "items": {
                 "type": "object",
                 "description": "doc_id, title, corpus, province, doc_class, regulation_level, promulgated, "
-                "effective_date, status (in_force | superseded | not_yet_in_force), superseded_by",
+                "effective_date, effective_date_uncertain (the text does not record when this version took "
+                "effect: cited （待核）), status (in_force | superseded | not_yet_in_force), superseded_by",
             },
         },
         "in_force_by_province": {"type": "object", "additionalProperties": {"type": "integer"}},

@@ -75,6 +75,8 @@ def library_view(
                 "regulation_level": m.regulation_level,
                 "promulgated": m.promulgated,
                 "effective_date": m.effective_date,
+                # the text does not record when this version took effect: the date needs checking (reader_notes)
+                "effective_date_uncertain": m.effective_date_uncertain,
                 "status": statuses[m.doc_id],
                 "superseded_by": m.superseded_by,
             }

@@ -191,7 +191,8 @@ function renderLibrary() {
       }, `《${doc.title}》`),
       h('span', { class: 'library-meta' },
         `${placeName(doc.province)} · `
-        + `施行 ${doc.effective_date || '日期不详'} · ${STATUS_LABEL[doc.status] || doc.status}`)))))));
+        + `施行 ${doc.effective_date || '日期不详'}${doc.effective_date_uncertain ? '（待核）' : ''}`
+        + ` · ${STATUS_LABEL[doc.status] || doc.status}`)))))));
 }
 
 /** A province code as a reader names it (sh → 上海, national → 全国; an unknown code as it is). */
