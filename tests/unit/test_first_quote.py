@@ -442,6 +442,19 @@ def test_the_rankings_first_is_quoted_below_the_floor_when_it_comes_near_the_bes
     ]
 
 
+def test_a_candidate_below_the_floor_the_dense_leg_finds_as_close_as_any_quoted_is_quoted_among_the_first_three():
+    doc = act("syn-assess", ASSESSMENT)
+    cands = ranked((doc, "第九条"), (doc, "第十条"), (doc, "第十一条"), (doc, "第一条"))
+    dense = [0.90, 0.92, 0.88, 0.95]
+    scored = [replace(c, dense_score=d) for c, d in zip(with_coverage(cands, 0.3, 0.1, 0.1, 0.1), dense, strict=True)]
+    # 第十条 shares few words but is closer than the one admitted: quoted, in its ranking place; 第十一条 is
+    # farther; 第一条 is closer but fourth
+    assert [c.chunk.article for c in quotable_candidates(scored, 0.2)] == ["第九条", "第十条"]
+    # sharing nothing at all, it stays out however close
+    none = [replace(c, dense_score=d) for c, d in zip(with_coverage(cands, 0.3, 0.0, 0.1, 0.1), dense, strict=True)]
+    assert [c.chunk.article for c in quotable_candidates(none, 0.2)] == ["第九条"]
+
+
 def test_when_nothing_clears_it_what_comes_near_the_best_is_quoted_in_ranking_order():
     doc = act("syn-assess", ASSESSMENT)
     cands = ranked((doc, "第九条"), (doc, "第十条"), (doc, "第一条"))
