@@ -231,8 +231,8 @@ def _dates_the_act(question: str, told: Sequence[AsOf]) -> bool:
     2021年被查处) leave open which one the act has, and a date further back tells something else."""
     if len(told) != 1:
         return False
-    last = "".join(CLAUSE_RE.findall(question)[-ACT_CLAUSES:])
-    return told[0].text in last
+    words = told[0].text
+    return words is not None and words in "".join(CLAUSE_RE.findall(question)[-ACT_CLAUSES:])
 
 
 def _dated(as_of: AsOf, today: dt.date) -> AsOf:
