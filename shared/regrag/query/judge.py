@@ -43,7 +43,8 @@ BY_NO_QUOTES = "no_quotes"
 BY_NOTHING = "nothing"
 BY_CONFIDENCE = "confidence"
 
-
+# the reason given when the question names a place none of the candidates quoted from is of (the abstention
+# rule's, and the relevance floor's when it refuses)
 PLACE_UNCOVERED = "排在前列的条文中没有问题所指地区的规定"
 
 
