@@ -43,7 +43,7 @@ in none of them (no question there names an act and ranks another first) and 1 o
 The figure in rule 1 came later: on dev it put the 60-day article first for 要在多少天内给结论 (both gold), on
 lay-dev it swapped two wrong first quotes, and it made 1 first quote of a held-out quotes set right, none wrong.
 Rule 6 (stop 42) moved 3 first quotes of 1,337: a gold article first on lay-dev and on the quotes tune set, and on
-quotes-dev a 不准…拴牲口 rule before a fishing penalty; none of the two blind sets' (s41, s42).
+quotes-dev a 不准…拴牲口 rule before a fishing penalty; no answerable question of the blind sets (s41, s42).
 """
 
 from __future__ import annotations
