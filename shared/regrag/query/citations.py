@@ -145,10 +145,8 @@ def _uncertain_note(meta: DocumentMeta, title: str, day: str) -> str | None:
     return f"{title}的施行日期待核：{day}时该版本可能尚未施行{before}，请核实。"
 
 
-def not_the_law(quoted: Bullet | Citation) -> bool:
-    """Whether a quote's (or citation's) version was not in force on the day asked: superseded then, or not yet
-    in force."""
-    cite = quoted.citation if isinstance(quoted, Bullet) else quoted
+def not_the_law(cite: Citation) -> bool:
+    """Whether a cited version was not in force on the day asked: superseded then, or not yet in force."""
     return cite.version_status in (SUPERSEDED, NOT_YET_IN_FORCE)
 
 

@@ -66,10 +66,10 @@ FIRST_AMONG = 3  # the quotes that may be moved to the front
 SAME_ACT_CHARS = 8
 SAME_ACT_RATIO = 2.0
 # the kinds of provision whose answer is one specific thing a quote holds or not (query/forms.py)
-SPECIFIC_FORMS = frozenset({"penalty", "authority", "time_limit", "liability"})
 NATIONAL = "national"
 AUTHORITY = "authority"  # the form whose answering words name a public body
 LIABILITY = "liability"  # the form of a question asking who pays for a loss (谁赔 / 承担…责任)
+SPECIFIC_FORMS = frozenset({PENALTY, AUTHORITY, "time_limit", LIABILITY})
 # who an article's first clause is about: after a leading 违反本法规定，, up to the first ，。：；
 _SUBJECT = re.compile(r"(?:违反本[^，。]{0,12}规定，)?(?P<subject>[^，。：；]{0,60})")
 
@@ -117,8 +117,13 @@ def _holds(q: Question, quote: Quote) -> bool:
     return bool(specific)
 
 
+def _answered(form: str) -> re.Pattern[str]:
+    """The wording of an article answering the form `form` (query/forms.py)."""
+    return next(f.answered for f in forms() if f.name == form)
+
+
 def _body() -> re.Pattern[str]:
-    return next(f.answered for f in forms() if f.name == AUTHORITY)
+    return _answered(AUTHORITY)
 
 
 def _officials_not_asked(q: Question) -> bool:
@@ -179,8 +184,7 @@ def _rule_before_penalty(q: Question, quotes: Sequence[Quote]) -> int | None:
 
 def _punishes(quote: Quote) -> bool:
     """The quote punishes: the penalty form's wording (罚款, 吊销, 追究刑事责任 …) in what it shows."""
-    answered = next(f.answered for f in forms() if f.name == PENALTY)
-    return answered.search(quote[0].span) is not None
+    return _answered(PENALTY).search(quote[0].span) is not None
 
 
 def _same_act(q: Question, quotes: Sequence[Quote]) -> int | None:

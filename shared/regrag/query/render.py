@@ -136,7 +136,7 @@ def quoted(
         # a version not in force on the day (quoted only when superseded versions are asked for too) comes after
         # every one that is: a comparison, never the answer read first (a new user's 包含已失效的版本 read the
         # 2009 矿产资源法 first, the law in force second); the order is otherwise kept
-        bullets.sort(key=not_the_law)
+        bullets.sort(key=lambda b: not_the_law(b.citation))
         citations.sort(key=not_the_law)
     answer_zh = f"{heading}\n- 相关规定：\n" + "\n".join(b.render() for b in bullets)
     if version_notes:

@@ -211,11 +211,11 @@ def resolve_as_of(
         return filters, AsOf(today.isoformat(), SOURCE_TODAY)
     named = list(_dates_named(question, today))  # the question's dates read once: moments, and dates it tells
     found = next((day for day, moment in named if moment), None)
-    told = next((day for day, moment in named if not moment), None) if found is None else None
-    told = None if _NOW_RE.search(question) else told
+    dates_told = [day for day, moment in named if not moment]
+    told = dates_told[0] if dates_told and found is None and not _NOW_RE.search(question) else None
     if told is not None and _THEN_RE.search(question):
         found = replace(told, rule=RULE_THEN)
-    elif told is not None and penalty_asked and _dates_the_act(question, [d for d, moment in named if not moment]):
+    elif told is not None and penalty_asked and _dates_the_act(question, dates_told):
         found = replace(told, rule=RULE_ACT)
     if found is None and documents is not None and _REVISION_RE.search(question):
         found = before_revision(question, documents())
