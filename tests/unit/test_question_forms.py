@@ -82,3 +82,15 @@ def test_the_forms_asked_are_read_from_the_clauses_that_ask():
     # the situation's procedure is not what 这样行吗 asks: whether it is allowed
     allowed = analyse("没有办审批手续就开工，这样行吗？", Filters())
     assert [f.name for f in allowed.forms] == ["permission"]
+
+
+def test_a_sentence_stating_the_case_asks_nothing_with_its_indefinite_numbers():
+    """几 / 多少 in a sentence that ends in 。 is an indefinite number (几个月: some months), not a figure asked: only
+    the sentences ending in a question mark ask, when there is one."""
+    case = analyse("我欠了几个月物业费，物业说再不交就给我家停电。他们能这么干吗？", Filters())
+    assert not case.asks_figure and case.units == ()
+    assert case.forms == ()  # no time limit asked either: 能这么干吗 names no form
+    asked = analyse("物业说再不交就停电。最多能拖几个月？", Filters())
+    assert asked.asks_figure and asked.units == ("个月",)
+    # no question mark at all (keyword style): read whole
+    assert analyse("临时检修 停电 提前几个小时通知", Filters()).asks_figure

@@ -137,8 +137,8 @@ def analyse(
         places=mentioned_provinces(text),
         rule_places=rule_authors(text),
         forms=forms,
-        asks_figure=asks_figure(text),
-        units=asked_units(text),
+        asks_figure=asks_figure(_asking_text(text)),
+        units=asked_units(_asking_text(text)),
         stated_figures=frozenset(stated_figure_values(text)),
         chinese=in_chinese(text),
         focus=frozenset(k.term for k in keywords if k.term in asking_clause(text)),
@@ -153,9 +153,27 @@ _ASKING = re.compile(
 )
 
 
+# what ends a sentence that asks
+_QUESTION_MARKS = ("？", "?")
+
+
+def _asking_sentences(text: str) -> list[str]:
+    """The sentences of a question that ask: those ending in a question mark, when any does. Another sentence
+    states the asker's case, and an interrogative there is an indefinite word (现代汉语词典 几 ②: 表示大于一而
+    小于十的不定的数目; 多少 ②: 表示不定的数量): 我欠了几个月物业费。…他们能这么干吗？ asks whether they may, not
+    how many months. A question with no question mark (keyword style, 临时检修 停电 提前多少小时) is read whole."""
+    sentences = split_sentences(text)
+    asking = [s for s in sentences if s.endswith(_QUESTION_MARKS)]
+    return asking or sentences or [text]
+
+
+def _asking_text(text: str) -> str:
+    return "".join(_asking_sentences(text))
+
+
 def _asking_clauses(text: str) -> list[str]:
-    """The clauses of a question with an interrogative, in order."""
-    return [c for c in CLAUSE_RE.findall(text) if _ASKING.search(c)]
+    """The clauses of a question's asking sentences with an interrogative, in order."""
+    return [c for c in CLAUSE_RE.findall(_asking_text(text)) if _ASKING.search(c)]
 
 
 def asking_clause(text: str) -> str:
@@ -167,9 +185,10 @@ def asking_clause(text: str) -> str:
 def _asked_forms(text: str) -> tuple[Form, ...]:
     """The kinds of provision the question asks for, read from its clauses that ask (those with an interrogative)
     when they name any: 未报批环评报告书就擅自开工建设，罚款幅度是多少 asks for the fine, and its 报批 tells the act
-    fined, not that a procedure is asked (which put the 款 on a 登记表's 备案 first). The whole text when its asking
-    clauses name none (风电项目开工前的审批手续，具体是什么: the clause that asks says only 什么)."""
-    return asked_forms("，".join(_asking_clauses(text))) or asked_forms(text)
+    fined, not that a procedure is asked (which put the 款 on a 登记表's 备案 first). The asking sentences whole
+    when their clauses name none (风电项目开工前的审批手续，具体是什么: the clause that asks says only 什么); never a
+    sentence that states the case (我欠了几个月物业费。…他们能这么干吗？ asks no time limit)."""
+    return asked_forms("，".join(_asking_clauses(text))) or asked_forms(_asking_text(text))
 
 
 def _parts(text: str, keywords: Sequence[Keyword]) -> tuple[Part, ...]:
@@ -177,7 +196,7 @@ def _parts(text: str, keywords: Sequence[Keyword]) -> tuple[Part, ...]:
     that only repeats the first's terms (行政许可证可以转让吗？行政许可可以转让吗？) asks nothing new. A sentence, not
     a clause: 批复超过五年才开工建设，还能直接用吗 asks about the 批复 its first clause names."""
     parts: list[Part] = []
-    for clause in (s for s in split_sentences(text) if _ASKING.search(s)):
+    for clause in (s for s in _asking_sentences(text) if _ASKING.search(s)):
         own = tuple(k for k in keywords if k.term in clause)
         if own and not any({k.term for k in own} <= {k.term for k in p.keywords} for p in parts):
             figures = frozenset(stated_figure_values(clause))
