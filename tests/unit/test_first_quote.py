@@ -645,3 +645,16 @@ def test_a_penalty_asked_is_read_first_from_the_article_punishing_the_act_the_qu
     # the act named as much in both (only 消耗臭氧层物质): the ranking's order stands
     plain = compose_answer("违法使用或者生产消耗臭氧层物质怎么处罚？", cands, source_text=texts(doc))
     assert firsts(plain) == [("syn-ozone", "第三十二条"), ("syn-ozone", "第三十一条")]
+
+
+def test_a_voltage_the_question_states_picks_the_table_row_whose_range_holds_it():
+    """电力设施保护条例 第十条 lists its distances by ranges of voltage (154—330千伏 15米): a question on a 220千伏 line
+    is answered by that row, shown under the line that introduces the rows, not by the table's first rows."""
+    doc = act("nat-reg-0091", sample_text("nat-reg-0091"))
+    cands = ranked((doc, "第十条"))
+    answer = compose_answer(
+        "220千伏架空电力线路在一般地区的保护区，导线边线向外侧延伸距离是多少米？", cands, source_text=texts(doc)
+    )
+    first = answer.bullets[0].span
+    assert "154—330千伏 15米" in first and "延伸距离如下：" in first
+    assert not is_fragment(first)

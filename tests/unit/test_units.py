@@ -88,3 +88,31 @@ def test_stated_and_text_readings_differ_only_where_the_table_says() -> None:
     for unit in units.units():
         assert unit.reads(QUESTION, chinese=True) <= unit.reads(QUESTION, chinese=False)
         assert unit.reads(TEXT, chinese=False)
+
+
+@pytest.mark.parametrize(
+    ("text", "ranges"),
+    [
+        ("1—10千伏 5米35—110千伏 10米154—330千伏 15米500千伏 20米", [(1, 10), (35, 110), (154, 330)]),
+        ("处五万元以上二十万元以下的罚款", [(50000, 200000)]),
+        ("处5万元以上20万元以下罚款", [(5, 20)]),
+        ("处三年以上七年以下有期徒刑", [(3, 7)]),
+        ("处十万元以上的罚款", []),  # a floor alone is no range
+        ("提前7天通知，30日内办结", []),
+    ],
+)
+def test_the_ranges_a_regulation_states(text: str, ranges: list[tuple[int, int]]) -> None:
+    assert figures.figure_ranges(text) == ranges
+
+
+def test_a_figure_a_question_states_is_stated_inside_a_range_or_in_another_unit_of_time() -> None:
+    """220千伏 is in the row 154—330千伏; 罚十万 in 五万元以上二十万元以下's words is 十万 in digits of 万; a day
+    is 24 hours (法定计量单位 表4), so 停暖一天以上 is 超过二十四小时, and 24小时 is 1日."""
+    assert figures.states_values(figures.stated_quantities("220千伏线路保护区多宽？"), "154—330千伏 15米")
+    assert not figures.states_values(figures.stated_quantities("500千伏线路保护区多宽？"), "154—330千伏 15米")
+    assert figures.states_values({10}, "处5万元以上20万元以下罚款")
+    one_day = figures.stated_quantities("停暖一天以上，要提前几天通知？")
+    assert one_day == {1, 24}
+    assert figures.states_values(one_day, "连续停止供热超过二十四小时的")
+    assert figures.states_values(figures.stated_quantities("停电超过24小时的怎么赔？"), "1日内恢复")
+    assert not figures.states_values(figures.stated_quantities("停电超过48小时的怎么赔？"), "1日内恢复")

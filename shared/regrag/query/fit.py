@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from regrag.query.question import Question
-from regrag.text.figures import figure_in_units, figure_values, states_figure
+from regrag.text.figures import figure_in_units, states_figure, states_values
 from regrag.text.relations import title_key
 
 # each thing the question asks for that the unit holds adds this to its distinctive coverage (a share, 0–1):
@@ -96,7 +96,7 @@ def asked_in(q: Question, text: str) -> tuple[str, ...]:
     asked = []
     if q.asks_figure and states_figure(text) and figure_in_units(q.units, text):
         asked.append(FIGURE)
-    if q.stated_figures and q.stated_figures & figure_values(text):
+    if q.stated_figures and states_values(q.stated_figures, text):
         asked.append("stated_figure")
     asked += [f.name for f in q.forms if f.answered.search(text)]
     return tuple(asked)

@@ -33,7 +33,7 @@ from regrag.query.fit import ENUMERATION, FIGURE, PERMISSION
 from regrag.query.order import FIRST_AMONG
 from regrag.query.question import Question
 from regrag.query.quote import Quotes
-from regrag.text.figures import figure_in_units, figure_values, states_figure
+from regrag.text.figures import figure_in_units, states_figure, states_values
 from regrag.text.places import PlaceScope
 
 BY_FLOOR = "floor"
@@ -246,7 +246,7 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
         place_uncovered=place_uncovered,
         best_coverage=best_coverage(ranked[:top_n]),
         best_dense=best_dense(ranked),
-        stated_unquoted=bool(q.stated_figures) and not q.stated_figures & figure_values(spans),
+        stated_unquoted=bool(q.stated_figures) and not states_values(q.stated_figures, spans),
         focused=focused(q, ranked, top_n),
         rule_place_uncovered=_uncovered(q.rule_places, near, spans),
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from regrag.domain.models import DocumentMeta, Filters
 from regrag.query.forms import PENALTY, Form, asked_forms
 from regrag.query.temporal import AsOf, resolve_as_of
-from regrag.text.figures import asked_units, asks_figure, stated_figure_values
+from regrag.text.figures import asked_units, asks_figure, stated_quantities
 from regrag.text.places import PlaceScope, mentioned_provinces, rule_authors
 from regrag.text.segment import CJK_CHAR_RE, CLAUSE_RE, STOPWORDS, chinese_share, index_terms, load_terms, tokenize
 from regrag.text.sentences import split_sentences
@@ -68,7 +68,8 @@ class Question:
         rule_places: those of them whose own rule it asks for (四川省…补偿标准; not 在江苏建…: text/places.py).
         forms: the kinds of provision its wording asks for (penalty, procedure, definition …).
         asks_figure: it asks for a number (多少 / 几天 / 比例 …); `units`: the units it names for it (多少元 → 元).
-        stated_figures: the values of the figures it states itself (是否每五年更换 → {5}).
+        stated_figures: the values of the figures it states itself (是否每五年更换 → {5}; a count of days also in
+            hours: 停暖一天以上 → {1, 24}).
         focus: the key terms of the clause that asks (最长可以缓多少天 → 最长, 缓): what the answer must hold.
         parts: when it asks two things or more (多少天内给结论？拖了五年多才开工，批复还能用吗？), each asking sentence
             read alone: what the quote must also show (query/quote.py). Empty for a question that asks one thing.
@@ -139,7 +140,7 @@ def analyse(
         forms=forms,
         asks_figure=asks_figure(_asking_text(text)),
         units=asked_units(_asking_text(text)),
-        stated_figures=frozenset(stated_figure_values(text)),
+        stated_figures=frozenset(stated_quantities(text)),
         chinese=in_chinese(text),
         focus=frozenset(k.term for k in keywords if k.term in asking_clause(text)),
         parts=_parts(text, keywords),
@@ -199,7 +200,7 @@ def _parts(text: str, keywords: Sequence[Keyword]) -> tuple[Part, ...]:
     for clause in (s for s in _asking_sentences(text) if _ASKING.search(s)):
         own = tuple(k for k in keywords if k.term in clause)
         if own and not any({k.term for k in own} <= {k.term for k in p.keywords} for p in parts):
-            figures = frozenset(stated_figure_values(clause))
+            figures = frozenset(stated_quantities(clause))
             parts.append(Part(clause, own, asked_forms(clause), asks_figure(clause), asked_units(clause), figures))
     return tuple(parts) if len(parts) > 1 else ()
 

@@ -12,7 +12,7 @@ import functools
 import re
 
 from regrag.text.numerals import ARABIC, FIGURE_DIGITS, PERCENT_DIGITS, approximate, parse_numeral
-from regrag.text.units import QUESTION, TEXT, answering_pattern, asked_units_pattern, figure_units
+from regrag.text.units import QUESTION, TEXT, answering_pattern, asked_units_pattern, figure_units, unit_pattern
 
 # what a question asking for a number says (多少钱 / 几天 / 百分之几 / 比例 / 上限 / 标准是多少)
 _ASKS_FIGURE = re.compile(r"多少|几[个天年月日次倍度元成]|百分之几|比例|上限|下限|多大|多长|多高|多久|税率|费率")
@@ -64,6 +64,11 @@ def _number(token: str) -> int | None:
         return None
 
 
+# a day is 24 hours (法定计量单位 表4: 1 d = 24 h): a question's 停暖一天以上 is a statute's 超过二十四小时
+HOURS_A_DAY = 24
+_DAY = re.compile(f"(?:{unit_pattern('日')})$")
+
+
 def figure_values(text: str, pattern: re.Pattern[str] = FIGURE) -> set[int]:
     """The numbers of the figures in `text` (the number each figure starts with: 五年 → 5, 10千伏 → 10), so that a
     question's 五年 and a statute's 5年 compare equal."""
@@ -74,6 +79,51 @@ def figure_values(text: str, pattern: re.Pattern[str] = FIGURE) -> set[int]:
         if value is not None:
             values.add(value)
     return values
+
+
+def day_hours(text: str, pattern: re.Pattern[str] = FIGURE) -> set[int]:
+    """The counts of days in `text` in hours (一天 → 24, 2日 → 48), so that a day and 24 hours compare equal."""
+    return {
+        value * HOURS_A_DAY
+        for match in pattern.finditer(text)
+        if _DAY.search(match.group(0))
+        for value in figure_values(match.group(0), pattern)
+    }
+
+
+# a range a regulation states: 154—330千伏 (the lower bound without its unit, before a dash) or 五万元以上二十万元以下
+_DASH_RANGE = re.compile(rf"({_ARABIC_NUMBER}|{_CHINESE_NUMBER})\s*[—–~～－-]\s*$")
+_BETWEEN = re.compile(r"\s*以上\s*$")
+_UP_TO = re.compile(r"\s*以下")
+
+
+def figure_ranges(text: str) -> list[tuple[int, int]]:
+    """The ranges `text` states, as (lower, upper) numbers: 154—330千伏 → (154, 330), 五万元以上二十万元以下 →
+    (5, 20) (each bound read as figure_values reads a figure: by the number it starts with)."""
+    ranges = []
+    previous: tuple[int, int] | None = None  # the figure before: its end and value
+    for match in FIGURE.finditer(text):
+        lead = _LEADING_NUMBER.match(match.group(0))
+        upper = _number(lead.group(0)) if lead else None
+        if upper is None:
+            previous = None
+            continue
+        dash = _DASH_RANGE.search(text, max(0, match.start() - 12), match.start())
+        lower = _number(_LEADING_NUMBER.match(dash.group(1)).group(0)) if dash else None  # type: ignore[union-attr]
+        if lower is None and previous and _BETWEEN.fullmatch(text, previous[0], match.start()):
+            lower = previous[1] if _UP_TO.match(text, match.end()) else None
+        if lower is not None and lower < upper:
+            ranges.append((lower, upper))
+        previous = (match.end(), upper)
+    return ranges
+
+
+def states_values(values: frozenset[int] | set[int], text: str) -> bool:
+    """Whether `text` states one of the figure values a question states: the same number (五年 / 5年, 一天 /
+    24小时) or one inside a range it states (220千伏 in 154—330千伏, 十万元 in 五万元以上二十万元以下)."""
+    if values & (figure_values(text) | day_hours(text)):
+        return True
+    return any(low <= v <= high for low, high in figure_ranges(text) for v in values)
 
 
 # a day of the calendar (2015年, 2025年4月, 二〇一五年): the day a question is about (query/temporal.py), not a figure
@@ -88,6 +138,12 @@ def stated_figure_values(question: str) -> set[int]:
     """The values of the figures a question states itself (是否每五年更换 → {5}); a calendar year is not one
     (2015年时…: a rule quoted without 2015 is not a rule other than the one presumed)."""
     return figure_values(_CALENDAR_YEAR.sub("", question), STATED_FIGURE)
+
+
+def stated_quantities(question: str) -> set[int]:
+    """What a quote must state to state a figure the question states: its values, and a count of days also in
+    hours (停暖一天以上 → 1 and 24; `states_values`)."""
+    return stated_figure_values(question) | day_hours(_CALENDAR_YEAR.sub("", question), STATED_FIGURE)
 
 
 def states_figure(text: str) -> bool:
