@@ -110,6 +110,32 @@ def test_a_question_not_asking_a_penalty_reads_the_rule_before_the_article_punis
     assert firsts(fee)[0] == ("syn-assess", "第二十四条")
 
 
+PLANNING = """# 某某城乡规划法
+
+第四十五条 县级以上地方人民政府城乡规划主管部门按照国务院规定对建设工程是否符合规划条件予以核实。未经核实或者经核实不符合规划\
+条件的，建设单位不得组织竣工验收。
+
+建设单位应当在竣工验收后六个月内向城乡规划主管部门报送有关竣工验收资料。
+
+第六十七条 建设单位未在建设工程竣工验收后六个月内向城乡规划主管部门报送有关竣工验收资料的，由城乡规划主管部门责令限期补报；\
+逾期不补报的，处一万元以上五万元以下的罚款。
+"""
+
+
+def test_the_rule_goes_first_when_its_article_shares_as_much_of_the_question_as_the_penalty_restating_it():
+    """The 款 quoted from 第四十五条 leaves out the sentence naming 建设工程, which the penalty restates: the rule's
+    article shares as much of the question, and the rule is read first."""
+    doc = act("syn-plan", PLANNING)
+    penalty_first = ranked((doc, "第六十七条"), (doc, "第四十五条"))
+    answer = compose_answer(
+        "建设工程竣工验收后，建设单位应在多长期限内向城乡规划主管部门报送竣工验收资料？",
+        penalty_first,
+        source_text=texts(doc),
+    )
+    assert firsts(answer) == [("syn-plan", "第四十五条"), ("syn-plan", "第六十七条")]
+    assert "六个月内向城乡规划主管部门报送" in answer.bullets[0].span
+
+
 EIA = """# 某某环境影响评价条例
 
 第十二条 建设项目的环境影响报告书批准后，建设项目方开工建设的，应当报原审批部门重新审核。

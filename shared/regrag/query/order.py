@@ -31,7 +31,7 @@ order the one before it left:
    is asked of 第三十一条 (无生产配额许可证生产…的), not of the 第三十二条 ranked before it (无使用配额许可证使用…的).
 6. it asks neither for a penalty nor for liability, the first quote punishes (罚款, 吊销 … in what it shows), and a
    later one does not, holds at least what the first holds of the things asked and shows at least as much of the
-   question's key terms: the later one goes first. A penalty article restates the act it punishes (技术服务机构…年度
+   question's key terms (in its quote or its whole article): the later one goes first. A penalty article restates the act it punishes (技术服务机构…年度
    排放报告编制和技术审核业务), so it shares the question's words; the rule asked about (能不能既编制又审核 → 不得
    同时从事) is in the article it enforces. It runs before rules 4 and 5, so an act the question names still
    decides. Not the 法律责任 chapter: it also holds who compensates and how a dispute is settled, rules a
@@ -171,14 +171,22 @@ def _rule_before_penalty(q: Question, quotes: Sequence[Quote]) -> int | None:
     if {f.name for f in q.forms} & {PENALTY, LIABILITY} or not _punishes(quotes[0]):
         return None
     held = set(quotes[0][2].asked)
-    shown = q.coverage(quotes[0][0].span)
     return next(
         (
             i
             for i, quote in enumerate(quotes)
-            if i and not _punishes(quote) and set(quote[2].asked) >= held and q.coverage(quote[0].span) >= shown
+            if i and not _punishes(quote) and set(quote[2].asked) >= held and _as_much_asked(q, quote, quotes[0])
         ),
         None,
+    )
+
+
+def _as_much_asked(q: Question, quote: Quote, first: Quote) -> bool:
+    """`quote` shows at least as much of the question's key terms as `first`, in what it quotes or in its whole
+    article: the unit quoted from the rule may leave out the sentence naming what the penalty restates (城乡规划法
+    第四十五条's 建设工程, in the sentence before the one on 六个月内报送)."""
+    return q.coverage(quote[0].span) >= q.coverage(first[0].span) or (
+        quote[1].features.coverage >= first[1].features.coverage
     )
 
 
