@@ -31,9 +31,9 @@ order the one before it left:
    is asked of 第三十一条 (无生产配额许可证生产…的), not of the 第三十二条 ranked before it (无使用配额许可证使用…的).
 6. it asks neither for a penalty nor for liability, the first quote punishes (罚款, 吊销 … in what it shows), and a
    later one does not, holds at least what the first holds of the things asked and shows at least as much of the
-   question's key terms (in its quote or its whole article): the later one goes first. A penalty article restates the act it punishes (技术服务机构…年度
-   排放报告编制和技术审核业务), so it shares the question's words; the rule asked about (能不能既编制又审核 → 不得
-   同时从事) is in the article it enforces. It runs before rules 4 and 5, so an act the question names still
+   question's key terms (in its quote or its whole article): the later one goes first. A penalty article restates
+   the act it punishes (技术服务机构…年度排放报告编制和技术审核业务), so it shares the question's words; the rule
+   asked about (能不能既编制又审核 → 不得同时从事) is in the article it enforces. It runs before rules 4 and 5, so an act the question names still
    decides. Not the 法律责任 chapter: it also holds who compensates and how a dispute is settled, rules a
    question may ask (tried: it moved 2 lay-dev first quotes, neither to an answer).
 
