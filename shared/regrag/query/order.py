@@ -33,9 +33,9 @@ order the one before it left:
    later one does not, holds at least what the first holds of the things asked and shows at least as much of the
    question's key terms (in its quote or its whole article): the later one goes first. A penalty article restates
    the act it punishes (技术服务机构…年度排放报告编制和技术审核业务), so it shares the question's words; the rule
-   asked about (能不能既编制又审核 → 不得同时从事) is in the article it enforces. It runs before rules 4 and 5, so an act the question names still
-   decides. Not the 法律责任 chapter: it also holds who compensates and how a dispute is settled, rules a
-   question may ask (tried: it moved 2 lay-dev first quotes, neither to an answer).
+   asked about (能不能既编制又审核 → 不得同时从事) is in the article it enforces. It runs before rules 4 and 5, so
+   an act the question names still decides. Not the 法律责任 chapter: it also holds who compensates and how a
+   dispute is settled, rules a question may ask (tried: it moved 2 lay-dev first quotes, neither to an answer).
 
 Measured on the dev, lay dev and quotes dev sets (bench/README.md, "What the user reads"): rule 1 moved the
 right first quote in 4 questions and the wrong one in none; rule 2 in 1 and none; rule 3 in 2 and none; rule 4
