@@ -102,17 +102,21 @@ def test_stated_and_text_readings_differ_only_where_the_table_says() -> None:
     ],
 )
 def test_the_ranges_a_regulation_states(text: str, ranges: list[tuple[int, int]]) -> None:
-    assert figures.figure_ranges(text) == ranges
+    assert [(low, high) for low, high, _ in figures.figure_ranges(text)] == ranges
 
 
-def test_a_figure_a_question_states_is_stated_inside_a_range_or_in_another_unit_of_time() -> None:
-    """220千伏 is in the row 154—330千伏; 罚十万 in 五万元以上二十万元以下's words is 十万 in digits of 万; a day
-    is 24 hours (法定计量单位 表4), so 停暖一天以上 is 超过二十四小时, and 24小时 is 1日."""
+def test_a_figure_a_question_states_is_stated_in_its_unit_inside_a_range_or_as_hours_for_days() -> None:
+    """220千伏 is in the row 154—330千伏; 10万元 in 5万元以上20万元以下; a day is 24 hours (法定计量单位 表4), so
+    停暖一天以上 is 超过二十四小时, and 24小时 is 1日; a number in another unit is another figure."""
     assert figures.states_values(figures.stated_quantities("220千伏线路保护区多宽？"), "154—330千伏 15米")
     assert not figures.states_values(figures.stated_quantities("500千伏线路保护区多宽？"), "154—330千伏 15米")
-    assert figures.states_values({10}, "处5万元以上20万元以下罚款")
+    assert figures.states_values(figures.stated_quantities("会罚10万元吗？"), "处5万元以上20万元以下罚款")
     one_day = figures.stated_quantities("停暖一天以上，要提前几天通知？")
-    assert one_day == {1, 24}
+    assert one_day == {(1, frozenset({"d"})), (24, frozenset({"h"}))}
     assert figures.states_values(one_day, "连续停止供热超过二十四小时的")
     assert figures.states_values(figures.stated_quantities("停电超过24小时的怎么赔？"), "1日内恢复")
     assert not figures.states_values(figures.stated_quantities("停电超过48小时的怎么赔？"), "1日内恢复")
+    # the same number in a unit of another thing states nothing the question presumes
+    assert not figures.states_values(figures.stated_quantities("1000千伏线路保护区多宽？"), "在天线外1000米范围内")
+    assert not figures.states_values(figures.stated_quantities("是否每五年更换一次？"), "5日内更换")
+    assert figures.states_values(figures.stated_quantities("是否每五年更换一次？"), "每5年更换")

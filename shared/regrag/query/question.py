@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from regrag.domain.models import DocumentMeta, Filters
 from regrag.query.forms import PENALTY, Form, asked_forms
 from regrag.query.temporal import AsOf, resolve_as_of
-from regrag.text.figures import asked_units, asks_figure, stated_quantities
+from regrag.text.figures import Quantity, asked_units, asks_figure, stated_quantities
 from regrag.text.places import PlaceScope, mentioned_provinces, rule_authors
 from regrag.text.segment import CJK_CHAR_RE, CLAUSE_RE, STOPWORDS, chinese_share, index_terms, load_terms, tokenize
 from regrag.text.sentences import split_sentences
@@ -51,7 +51,7 @@ class Part:
     forms: tuple[Form, ...] = ()
     asks_figure: bool = False
     units: tuple[str, ...] = ()
-    stated_figures: frozenset[int] = frozenset()
+    stated_figures: frozenset[Quantity] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,8 @@ class Question:
         rule_places: those of them whose own rule it asks for (四川省…补偿标准; not 在江苏建…: text/places.py).
         forms: the kinds of provision its wording asks for (penalty, procedure, definition …).
         asks_figure: it asks for a number (多少 / 几天 / 比例 …); `units`: the units it names for it (多少元 → 元).
-        stated_figures: the values of the figures it states itself (是否每五年更换 → {5}; a count of days also in
-            hours: 停暖一天以上 → {1, 24}).
+        stated_figures: the figures it states itself, each a value with its unit's symbols (是否每五年更换 → 5 a;
+            a count of days also in hours: 停暖一天以上 → 1 d and 24 h).
         focus: the key terms of the clause that asks (最长可以缓多少天 → 最长, 缓): what the answer must hold.
         parts: when it asks two things or more (多少天内给结论？拖了五年多才开工，批复还能用吗？), each asking sentence
             read alone: what the quote must also show (query/quote.py). Empty for a question that asks one thing.
@@ -87,7 +87,7 @@ class Question:
     forms: tuple[Form, ...] = ()
     asks_figure: bool = False
     units: tuple[str, ...] = ()
-    stated_figures: frozenset[int] = frozenset()
+    stated_figures: frozenset[Quantity] = frozenset()
     chinese: bool = True
     focus: frozenset[str] = frozenset()
     parts: tuple[Part, ...] = ()

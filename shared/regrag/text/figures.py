@@ -12,7 +12,7 @@ import functools
 import re
 
 from regrag.text.numerals import ARABIC, FIGURE_DIGITS, PERCENT_DIGITS, approximate, parse_numeral
-from regrag.text.units import QUESTION, TEXT, answering_pattern, asked_units_pattern, figure_units, unit_pattern
+from regrag.text.units import QUESTION, TEXT, answering_pattern, asked_units_pattern, figure_units, unit_tags
 
 # what a question asking for a number says (多少钱 / 几天 / 百分之几 / 比例 / 上限 / 标准是多少)
 _ASKS_FIGURE = re.compile(r"多少|几[个天年月日次倍度元成]|百分之几|比例|上限|下限|多大|多长|多高|多久|税率|费率")
@@ -66,7 +66,9 @@ def _number(token: str) -> int | None:
 
 # a day is 24 hours (法定计量单位 表4: 1 d = 24 h): a question's 停暖一天以上 is a statute's 超过二十四小时
 HOURS_A_DAY = 24
-_DAY = re.compile(f"(?:{unit_pattern('日')})$")
+_DAY, _HOUR = "d", "h"  # their symbols in data/units.tsv
+# what a figure is compared by: its value and the symbols its unit answers for (units.tsv: its own and its family's)
+Quantity = tuple[int, frozenset[str]]
 
 
 def figure_values(text: str, pattern: re.Pattern[str] = FIGURE) -> set[int]:
@@ -81,14 +83,23 @@ def figure_values(text: str, pattern: re.Pattern[str] = FIGURE) -> set[int]:
     return values
 
 
-def day_hours(text: str, pattern: re.Pattern[str] = FIGURE) -> set[int]:
-    """The counts of days in `text` in hours (一天 → 24, 2日 → 48), so that a day and 24 hours compare equal."""
-    return {
-        value * HOURS_A_DAY
-        for match in pattern.finditer(text)
-        if _DAY.search(match.group(0))
-        for value in figure_values(match.group(0), pattern)
-    }
+def _quantities(match: re.Match[str]) -> set[Quantity]:
+    """A figure's value with its unit's symbols (五年 → (5, {a}), 154—330千伏's 330千伏 → (330, {kV})), and a count
+    of days also in hours (一天 → (1, {d}) and (24, {h}))."""
+    lead = _LEADING_NUMBER.match(match.group(0))
+    value = _number(lead.group(0)) if lead else None
+    if value is None:
+        return set()
+    tags = unit_tags(match.group(0))
+    found = {(value, tags)}
+    if _DAY in tags:
+        found.add((value * HOURS_A_DAY, frozenset({_HOUR})))
+    return found
+
+
+def figure_quantities(text: str, pattern: re.Pattern[str] = FIGURE) -> set[Quantity]:
+    """The figures of `text` as quantities (`_quantities`)."""
+    return {found for match in pattern.finditer(text) for found in _quantities(match)}
 
 
 # a range a regulation states: 154—330千伏 (the lower bound without its unit, before a dash) or 五万元以上二十万元以下
@@ -97,9 +108,10 @@ _BETWEEN = re.compile(r"\s*以上\s*$")
 _UP_TO = re.compile(r"\s*以下")
 
 
-def figure_ranges(text: str) -> list[tuple[int, int]]:
-    """The ranges `text` states, as (lower, upper) numbers: 154—330千伏 → (154, 330), 五万元以上二十万元以下 →
-    (5, 20) (each bound read as figure_values reads a figure: by the number it starts with)."""
+def figure_ranges(text: str) -> list[tuple[int, int, frozenset[str]]]:
+    """The ranges `text` states, as (lower, upper, the unit's symbols): 154—330千伏 → (154, 330, {kV}),
+    五万元以上二十万元以下 → (50000, 200000, {元 …}) (each bound read as figure_values reads a figure: by the number it
+    starts with)."""
     ranges = []
     previous: tuple[int, int] | None = None  # the figure before: its end and value
     for match in FIGURE.finditer(text):
@@ -113,17 +125,19 @@ def figure_ranges(text: str) -> list[tuple[int, int]]:
         if lower is None and previous and _BETWEEN.fullmatch(text, previous[0], match.start()):
             lower = previous[1] if _UP_TO.match(text, match.end()) else None
         if lower is not None and lower < upper:
-            ranges.append((lower, upper))
+            ranges.append((lower, upper, unit_tags(match.group(0))))
         previous = (match.end(), upper)
     return ranges
 
 
-def states_values(values: frozenset[int] | set[int], text: str) -> bool:
-    """Whether `text` states one of the figure values a question states: the same number (五年 / 5年, 一天 /
-    24小时) or one inside a range it states (220千伏 in 154—330千伏, 十万元 in 五万元以上二十万元以下)."""
-    if values & (figure_values(text) | day_hours(text)):
+def states_values(stated: frozenset[Quantity] | set[Quantity], text: str) -> bool:
+    """Whether `text` states one of the figures a question states: the same number in a unit that answers for the
+    same thing (五年 / 5年, 一天 / 24小时; not 1000千伏 / 1000米) or one inside a range it states in such a unit
+    (220千伏 in 154—330千伏, 十万元 in 五万元以上二十万元以下)."""
+    found = figure_quantities(text)
+    if any(value == v and tags & t for value, tags in stated for v, t in found):
         return True
-    return any(low <= v <= high for low, high in figure_ranges(text) for v in values)
+    return any(low <= value <= high and tags & t for low, high, t in figure_ranges(text) for value, tags in stated)
 
 
 # a day of the calendar (2015年, 2025年4月, 二〇一五年): the day a question is about (query/temporal.py), not a figure
@@ -140,10 +154,10 @@ def stated_figure_values(question: str) -> set[int]:
     return figure_values(_CALENDAR_YEAR.sub("", question), STATED_FIGURE)
 
 
-def stated_quantities(question: str) -> set[int]:
-    """What a quote must state to state a figure the question states: its values, and a count of days also in
-    hours (停暖一天以上 → 1 and 24; `states_values`)."""
-    return stated_figure_values(question) | day_hours(_CALENDAR_YEAR.sub("", question), STATED_FIGURE)
+def stated_quantities(question: str) -> set[Quantity]:
+    """The figures a question states itself as quantities (`_quantities`; a calendar year is none): what a quote
+    must state to state what the question presumes (`states_values`)."""
+    return figure_quantities(_CALENDAR_YEAR.sub("", question), STATED_FIGURE)
 
 
 def states_figure(text: str) -> bool:

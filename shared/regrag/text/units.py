@@ -113,3 +113,22 @@ def asked_units_pattern() -> str:
 def quantity_units(quantity: str) -> str:
     """The units of one quantity (time: 天|日|个月|小时 …)."""
     return alternation([u.name for u in units() if u.quantity == quantity])
+
+
+@cache
+def _tags_by_name() -> dict[str, frozenset[str]]:
+    return {u.name: u.tags for u in units()}
+
+
+@cache
+def _unit_at_end() -> re.Pattern[str]:
+    return re.compile(f"(?:{alternation(list(_tags_by_name()))})$")
+
+
+def unit_tags(figure: str) -> frozenset[str]:
+    """The symbols the unit a figure ends in answers for (5年 → {a}, 7个工作日 → {workday, d}, 百分之五 → {%});
+    empty when it ends in no unit of the table."""
+    if figure.startswith("百分之"):
+        return frozenset({"%"})
+    found = _unit_at_end().search(figure)
+    return _tags_by_name()[found.group(0)] if found else frozenset()
