@@ -26,7 +26,7 @@ def test_one_unit_written_two_ways_and_the_units_that_answer_for_it() -> None:
     assert names(units.answering_pattern("天")) == {"天", "日", "个工作日"}
     assert names(units.answering_pattern("个工作日")) == {"天", "日", "个工作日"}
     assert names(units.answering_pattern("元")) == {"元", "万元", "亿元"}
-    assert names(units.answering_pattern("度")) == {"度", "千瓦时", "℃"}
+    assert names(units.answering_pattern("度")) == {"度", "千瓦时", "℃", "摄氏度"}
     assert names(units.answering_pattern("千瓦时")) == {"千瓦时", "度"}
     assert names(units.answering_pattern("公斤")) == {"公斤", "千克"}
     assert names(units.answering_pattern("个月")) == {"个月", "月"}
