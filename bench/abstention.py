@@ -146,7 +146,7 @@ def grid(args: argparse.Namespace) -> None:
     best: dict[int, tuple[int, str]] = {}
     for cov, pf, pa, pp, ps, cut in itertools.product(
         (0.35, 0.45, 0.55),
-        (0.1, 0.2, 0.3, 0.4),
+        (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
         (0.0, 0.1, 0.2),
         (0.0, 0.1, 0.2, 0.3),
         (0.0, 0.1, 0.3, 0.5),
