@@ -11,7 +11,6 @@ from regrag.ingest.ingest import build_document
 from regrag.ports import Blob
 from regrag.query.confidence import assess
 from regrag.query.judge import (
-    ADVICE,
     PLACE_UNCOVERED,
     AbstentionRule,
     RelevanceFloor,
@@ -276,18 +275,3 @@ def test_the_level_is_one_lower_when_the_first_quote_holds_nothing_of_what_is_as
     verdict, plain = _judged(doc, "盗窃电能的，会受到什么处罚？", "第四十一条")
     assert "penalty" in verdict.confidence.inputs["first_quote"]["asked"]
     assert verdict.confidence.level == plain.level
-
-
-def test_a_question_asking_for_advice_or_a_prediction_is_refused_whatever_the_quotes_share():
-    """买新能源汽车还是燃油车更划算 shares 汽车 with 节约能源法's article on vehicles; no rule weighs the purchase."""
-    assert analyse("买新能源汽车还是燃油车更划算？", Filters()).advice
-    assert analyse("宁德时代的股票现在值得买吗？", Filters()).advice
-    assert analyse("光伏组件价格会涨还是会跌？", Filters()).advice
-    assert not analyse("窃电的罚款是多少？", Filters()).advice
-    assert not analyse("值得注意的是，供电企业要提前几天通知？", Filters()).advice  # 值得注意 asks nothing of worth
-    sure = Signals(overall=0.95, asks_figure=False, figure_quoted=False, anchor_quoted=True, place_uncovered=False)
-    rule = AbstentionRule(below=0.1)
-    assert not rule.abstains(sure)
-    advice = replace(sure, advice=True)
-    assert rule.abstains(advice) and ADVICE in rule.reasons(advice)
-    assert Signals.from_dict(advice.to_dict()) == advice

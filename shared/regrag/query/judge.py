@@ -15,8 +15,7 @@ nothing from the question's words again. Three rules, first to last:
    - its most specific terms (the heaviest keywords) and no quoted span contains any of them;
    - a place the corpus does not cover (no candidate document of that province, no quote naming it);
    - figures the question states (是否每五年更换 / 按两倍收购) of which no quoted span states any: the rule the
-     question presumes is not the one quoted, which is how a question about a rule that does not exist looks;
-   - it asks for advice or a prediction (更划算 / 值得买吗), which no rule answers.
+     question presumes is not the one quoted, which is how a question about a rule that does not exist looks.
    Each penalty is a reason shown with the abstention; when the answer is given all the same, the reasons that
    weigh are shown as cautions. The cut-offs are calibrated on the dev, lay dev and unanswerable question sets
    (bench/abstention.py prints the curve; bench/README.md has the table).
@@ -47,9 +46,6 @@ BY_CONFIDENCE = "confidence"
 # the reason given when the question names a place none of the candidates quoted from is of (the abstention
 # rule's, and the relevance floor's when it refuses)
 PLACE_UNCOVERED = "排在前列的条文中没有问题所指地区的规定"
-# the reason given when the question asks for advice or a prediction (买新能源车还是燃油车更划算): whatever the quotes
-# share with its words, a rule does not weigh a purchase
-ADVICE = "问题询问的是选择建议或价格预测，法规条文不作回答"
 
 
 @dataclass(frozen=True)
@@ -106,8 +102,6 @@ class Signals:
     # the question asks for a place's own rule (四川省…补偿标准, 海南省供用电条例对…) and nothing quoted from comes from
     # that place or names it: whatever the quotes say, they are not that rule
     rule_place_uncovered: bool = False
-    # the question asks for advice or a prediction (更划算 / 值得买吗), not for a rule
-    advice: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -140,10 +134,7 @@ class AbstentionRule:
     the question names, when it names one: the 8 answered questions that name a unit all get it quoted. A
     question asking a place's own rule (its 标准, 补贴, 条例 …: text/places.py `rule_authors`) when nothing quoted
     from is of that place decides alone: a national article is not that place's rule however well it matches (5
-    unanswerable questions answered, 2 at high confidence; none of the answerable ones asks so: bench/README.md).
-    So does a question asking for advice or a prediction (更划算 / 值得买吗 / 会涨还是会跌: data/advice_wordings.tsv):
-    no rule weighs a purchase, whatever words the quotes share (2 such questions of the sets read were answered,
-    from 证券法 and 节约能源法; no answerable question asks so)."""
+    unanswerable questions answered, 2 at high confidence; none of the answerable ones asks so: bench/README.md)."""
 
     below: float
     figure_penalty: float = 0.6
@@ -151,7 +142,6 @@ class AbstentionRule:
     place_penalty: float = 0.1
     stated_penalty: float = 0.3
     rule_place_penalty: float = 1.0
-    advice_penalty: float = 1.0
 
     def _found(self, s: Signals) -> list[tuple[str, float]]:
         found = []
@@ -165,8 +155,6 @@ class AbstentionRule:
             found.append(("问题所述的数值在引文中没有出现", self.stated_penalty))
         if s.rule_place_uncovered:
             found.append(("排在前列的条文中没有问题所问地区本地的规定", self.rule_place_penalty))
-        if s.advice:
-            found.append((ADVICE, self.advice_penalty))
         return found
 
     def score(self, s: Signals) -> float:
@@ -263,7 +251,6 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
         stated_unquoted=bool(q.stated_figures) and not states_values(q.stated_figures, spans),
         focused=focused(q, ranked, top_n),
         rule_place_uncovered=_uncovered(q.rule_places, near, spans),
-        advice=q.advice,
     )
 
 

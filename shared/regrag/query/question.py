@@ -8,12 +8,10 @@ provision it asks for (question forms) and the figures it asks for or states. No
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from regrag.data import table
 from regrag.domain.models import DocumentMeta, Filters
 from regrag.query.forms import PENALTY, Form, asked_forms
 from regrag.query.temporal import AsOf, resolve_as_of
@@ -25,27 +23,6 @@ from regrag.text.sentences import split_sentences
 # a question with fewer Chinese characters than this share is not in Chinese: an English question naming one act
 # ("What does 电力法 say about outages?") is 11 %, a Chinese one with an acronym (10kV线路的EIA要求是什么？) 50 %
 MIN_CHINESE_SHARE = 0.3
-
-
-ADVICE_FILE = "advice_wordings.tsv"
-
-
-@functools.cache
-def _advice() -> re.Pattern[str]:
-    """The wordings of data/advice_wordings.tsv, each checked: a bad row is an error naming it."""
-    patterns = []
-    for row in table.rows(ADVICE_FILE, 2):
-        try:
-            re.compile(row.cells[0])
-        except re.error as exc:
-            raise row.error(f"a regular expression ({exc})") from exc
-        patterns.append(row.cells[0])
-    return re.compile("|".join(f"(?:{p})" for p in patterns))
-
-
-def asks_advice(text: str) -> bool:
-    """Whether a question asks for advice or a prediction (更划算 / 值得买吗 / 会涨还是会跌), which no rule answers."""
-    return _advice().search(text) is not None
 
 
 def in_chinese(text: str) -> bool:
@@ -96,7 +73,6 @@ class Question:
         focus: the key terms of the clause that asks (最长可以缓多少天 → 最长, 缓): what the answer must hold.
         parts: when it asks two things or more (多少天内给结论？拖了五年多才开工，批复还能用吗？), each asking sentence
             read alone: what the quote must also show (query/quote.py). Empty for a question that asks one thing.
-        advice: it asks for advice or a prediction (更划算 / 值得买吗: `asks_advice`), which no regulation answers.
         chinese: it is written in Chinese (at least MIN_CHINESE_SHARE of its characters): the corpus is Chinese
             text and the lexical leg reads Chinese words, so another language gets a note asking for Chinese.
     """
@@ -112,7 +88,6 @@ class Question:
     asks_figure: bool = False
     units: tuple[str, ...] = ()
     stated_figures: frozenset[Quantity] = frozenset()
-    advice: bool = False
     chinese: bool = True
     focus: frozenset[str] = frozenset()
     parts: tuple[Part, ...] = ()
@@ -166,7 +141,6 @@ def analyse(
         asks_figure=asks_figure(_asking_text(text)),
         units=asked_units(_asking_text(text)),
         stated_figures=frozenset(stated_quantities(text)),
-        advice=asks_advice(text),
         chinese=in_chinese(text),
         focus=frozenset(k.term for k in keywords if k.term in asking_clause(text)),
         parts=_parts(text, keywords),
