@@ -129,6 +129,7 @@ def analyse(
     filters, as_of = resolve_as_of(text, filters, documents, today, penalty_asked=PENALTY in {f.name for f in forms})
     words = tokenize(text)  # the one tokenisation of the question
     keywords = tuple(_keywords(text, words))
+    asking = _asking_text(text)
     return Question(
         text=text,
         filters=in_force_by_default(filters, today),
@@ -138,8 +139,8 @@ def analyse(
         places=mentioned_provinces(text),
         rule_places=rule_authors(text),
         forms=forms,
-        asks_figure=asks_figure(_asking_text(text)),
-        units=asked_units(_asking_text(text)),
+        asks_figure=asks_figure(asking),
+        units=asked_units(asking),
         stated_figures=frozenset(stated_quantities(text)),
         chinese=in_chinese(text),
         focus=frozenset(k.term for k in keywords if k.term in asking_clause(text)),

@@ -71,23 +71,23 @@ _DAY, _HOUR = "d", "h"  # their symbols in data/units.tsv
 Quantity = tuple[int, frozenset[str]]
 
 
+def _value(figure: str) -> int | None:
+    """The number a figure starts with (五年 → 5, 10千伏 → 10, 154 → 154); None when it starts with none or with a
+    概数 (`_number`)."""
+    lead = _LEADING_NUMBER.match(figure)
+    return _number(lead.group(0)) if lead else None
+
+
 def figure_values(text: str, pattern: re.Pattern[str] = FIGURE) -> set[int]:
     """The numbers of the figures in `text` (the number each figure starts with: 五年 → 5, 10千伏 → 10), so that a
     question's 五年 and a statute's 5年 compare equal."""
-    values = set()
-    for match in pattern.finditer(text):
-        lead = _LEADING_NUMBER.match(match.group(0))
-        value = _number(lead.group(0)) if lead else None
-        if value is not None:
-            values.add(value)
-    return values
+    return {value for match in pattern.finditer(text) if (value := _value(match.group(0))) is not None}
 
 
 def _quantities(match: re.Match[str]) -> set[Quantity]:
     """A figure's value with its unit's symbols (五年 → (5, {a}), 154—330千伏's 330千伏 → (330, {kV})), and a count
     of days also in hours (一天 → (1, {d}) and (24, {h}))."""
-    lead = _LEADING_NUMBER.match(match.group(0))
-    value = _number(lead.group(0)) if lead else None
+    value = _value(match.group(0))
     if value is None:
         return set()
     tags = unit_tags(match.group(0))
@@ -115,13 +115,12 @@ def figure_ranges(text: str) -> list[tuple[int, int, frozenset[str]]]:
     ranges = []
     previous: tuple[int, int] | None = None  # the figure before: its end and value
     for match in FIGURE.finditer(text):
-        lead = _LEADING_NUMBER.match(match.group(0))
-        upper = _number(lead.group(0)) if lead else None
+        upper = _value(match.group(0))
         if upper is None:
             previous = None
             continue
         dash = _DASH_RANGE.search(text, max(0, match.start() - 12), match.start())
-        lower = _number(_LEADING_NUMBER.match(dash.group(1)).group(0)) if dash else None  # type: ignore[union-attr]
+        lower = _value(dash.group(1)) if dash else None
         if lower is None and previous and _BETWEEN.fullmatch(text, previous[0], match.start()):
             lower = previous[1] if _UP_TO.match(text, match.end()) else None
         if lower is not None and lower < upper:
@@ -148,16 +147,21 @@ _CALENDAR_YEAR = re.compile(
 )
 
 
+def _without_calendar(question: str) -> str:
+    """The question without its days of the calendar: a calendar year is no figure it states (2015年时…: a rule
+    quoted without 2015 is not a rule other than the one presumed)."""
+    return _CALENDAR_YEAR.sub("", question)
+
+
 def stated_figure_values(question: str) -> set[int]:
-    """The values of the figures a question states itself (是否每五年更换 → {5}); a calendar year is not one
-    (2015年时…: a rule quoted without 2015 is not a rule other than the one presumed)."""
-    return figure_values(_CALENDAR_YEAR.sub("", question), STATED_FIGURE)
+    """The values of the figures a question states itself (是否每五年更换 → {5})."""
+    return figure_values(_without_calendar(question), STATED_FIGURE)
 
 
 def stated_quantities(question: str) -> set[Quantity]:
-    """The figures a question states itself as quantities (`_quantities`; a calendar year is none): what a quote
-    must state to state what the question presumes (`states_values`)."""
-    return figure_quantities(_CALENDAR_YEAR.sub("", question), STATED_FIGURE)
+    """The figures a question states itself as quantities (`_quantities`): what a quote must state to state what
+    the question presumes (`states_values`)."""
+    return figure_quantities(_without_calendar(question), STATED_FIGURE)
 
 
 def states_figure(text: str) -> bool:

@@ -116,13 +116,8 @@ def quantity_units(quantity: str) -> str:
 
 
 @cache
-def _tags_by_name() -> dict[str, frozenset[str]]:
-    return {u.name: u.tags for u in units()}
-
-
-@cache
 def _unit_at_end() -> re.Pattern[str]:
-    return re.compile(f"(?:{alternation(list(_tags_by_name()))})$")
+    return re.compile(f"(?:{alternation(list(_by_name()))})$")
 
 
 def unit_tags(figure: str) -> frozenset[str]:
@@ -131,4 +126,4 @@ def unit_tags(figure: str) -> frozenset[str]:
     if figure.startswith("百分之"):
         return frozenset({"%"})
     found = _unit_at_end().search(figure)
-    return _tags_by_name()[found.group(0)] if found else frozenset()
+    return _by_name()[found.group(0)].tags if found else frozenset()
