@@ -94,3 +94,19 @@ def test_a_sentence_stating_the_case_asks_nothing_with_its_indefinite_numbers():
     assert asked.asks_figure and asked.units == ("个月",)
     # no question mark at all (keyword style): read whole
     assert analyse("临时检修 停电 提前几个小时通知", Filters()).asks_figure
+
+
+def test_a_clause_stating_the_case_asks_nothing_with_its_indefinite_numbers():
+    """The case is as often stated with a comma as with a full stop: within an asking sentence, the figure is read
+    from its last clause with an interrogative, and the clauses before it state the case."""
+    case = analyse("我欠了几个月物业费，物业说再不交就给我家停水停电，他们有这个权力吗？", Filters())
+    assert not case.asks_figure and case.units == ()
+    asked = analyse("临时检修要停电，至少提前多少小时通知？", Filters())
+    assert asked.asks_figure and asked.units == ("小时",)
+    # a clause naming the unit of what it asks, after one stating another figure
+    rows = analyse("线路电压是220千伏，保护区向外延伸多少米？", Filters())
+    assert rows.asks_figure and rows.units == ("米",)
+    # each asking sentence of a question of two parts is read so
+    two = analyse("欠了几个月电费，供电公司能停电吗？停电前要提前几天通知？", Filters())
+    assert two.asks_figure and two.units == ("天",)
+    assert [p.asks_figure for p in two.parts] == [False, True]

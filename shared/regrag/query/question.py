@@ -68,6 +68,7 @@ class Question:
         rule_places: those of them whose own rule it asks for (四川省…补偿标准; not 在江苏建…: text/places.py).
         forms: the kinds of provision its wording asks for (penalty, procedure, definition …).
         asks_figure: it asks for a number (多少 / 几天 / 比例 …); `units`: the units it names for it (多少元 → 元).
+            Both read from the clause of each asking sentence that asks (`_asking_clause_of`).
         stated_figures: the figures it states itself, each a value with its unit's symbols (是否每五年更换 → 5 a;
             a count of days also in hours: 停暖一天以上 → 1 d and 24 h).
         focus: the key terms of the clause that asks (最长可以缓多少天 → 最长, 缓): what the answer must hold.
@@ -129,7 +130,7 @@ def analyse(
     filters, as_of = resolve_as_of(text, filters, documents, today, penalty_asked=PENALTY in {f.name for f in forms})
     words = tokenize(text)  # the one tokenisation of the question
     keywords = tuple(_keywords(text, words))
-    asking = _asking_text(text)
+    asking = "，".join(_asking_clause_of(s) for s in _asking_sentences(text))
     return Question(
         text=text,
         filters=in_force_by_default(filters, today),
@@ -173,6 +174,16 @@ def _asking_text(text: str) -> str:
     return "".join(_asking_sentences(text))
 
 
+def _asking_clause_of(sentence: str) -> str:
+    """The clause of one asking sentence that asks: its last with an interrogative (the sentence whole when none
+    has). What a figure is asked in: the clauses before it state the asker's case as often with a comma as with
+    a full stop (我欠了几个月物业费，物业说再不交就停水停电，他们有这个权力吗？ asks whether they may, and its 几个月 is
+    the indefinite 几 of `_asking_sentences`), while the clause that asks names the figure and its unit
+    (临时检修要停电，至少提前多少小时通知？)."""
+    clauses = [c for c in CLAUSE_RE.findall(sentence) if _ASKING.search(c)]
+    return clauses[-1] if clauses else sentence
+
+
 def _asking_clauses(text: str) -> list[str]:
     """The clauses of a question's asking sentences with an interrogative, in order."""
     return [c for c in CLAUSE_RE.findall(_asking_text(text)) if _ASKING.search(c)]
@@ -202,7 +213,8 @@ def _parts(text: str, keywords: Sequence[Keyword]) -> tuple[Part, ...]:
         own = tuple(k for k in keywords if k.term in clause)
         if own and not any({k.term for k in own} <= {k.term for k in p.keywords} for p in parts):
             figures = frozenset(stated_quantities(clause))
-            parts.append(Part(clause, own, asked_forms(clause), asks_figure(clause), asked_units(clause), figures))
+            asking = _asking_clause_of(clause)
+            parts.append(Part(clause, own, asked_forms(clause), asks_figure(asking), asked_units(asking), figures))
     return tuple(parts) if len(parts) > 1 else ()
 
 
