@@ -24,7 +24,7 @@ from regrag.query.fit import Fit, character_overlap, fit, key_characters, rarity
 from regrag.query.order import Quote, first_quote
 from regrag.query.question import Question, coverage
 from regrag.text.chunking import KIND_ARTICLE, KIND_PARAGRAPH
-from regrag.text.legal import APPENDIX_RE, ARTICLE_RE, HEADING_RE, ITEM_RE
+from regrag.text.legal import APPENDIX_RE, ARTICLE_RE, HEADING_RE, ITEM_RE, referenced_text
 from regrag.text.provisions import (
     ITEM,
     LEAD_IN,
@@ -232,7 +232,8 @@ def choose(q: Question, cand: Candidate, stored: str) -> _Choice | None:
         return None
     shown = [_shown(prov, i) for i in range(len(units))]
     rare = rarity(q, shown, chunk.meta.title)
-    fits = _fits(q, prov, eligible, rare)
+    referenced = {i: referenced_text(stored, prov.span(i), own=chunk.article) for i in eligible}
+    fits = _fits(q, prov, referenced, rare)
     best = max(eligible, key=lambda i: (fits[i].score, -i))
     if not fits[best].score:
         # no unit holds a key term or a thing asked: the question's words are the asker's, not the statute's, and
@@ -246,37 +247,43 @@ def choose(q: Question, cand: Candidate, stored: str) -> _Choice | None:
         both = sorted({*chosen, *_with_context(prov, runner, fits, q, rare)})
         if sum(units[i].end - units[i].shown_start for i in both) <= TWO_UNITS_CHARS:
             chosen, answering = both, [best, runner]
-    chosen, answering = _with_parts(q, prov, shown, eligible, (chosen, answering), rare)
+    chosen, answering = _with_parts(q, prov, shown, referenced, (chosen, answering), rare)
     pieces = _pieces(prov, chosen, start)
     return _Choice(cand, pieces, _provision(cand, prov, answering), fits[best], _cut(prov, chosen))
 
 
-def _fits(q: Question, prov: Provisions, eligible: list[int], rare: dict[str, float]) -> dict[int, Fit]:
+def _fits(q: Question, prov: Provisions, referenced: dict[int, str], rare: dict[str, float]) -> dict[int, Fit]:
+    """The fit of each eligible unit (the keys of `referenced`: what each refers to)."""
     units = prov.units
-    return {i: fit(q, prov.span(i), _context(prov, i), rare, lead_in=units[i].kind == LEAD_IN) for i in eligible}
+    return {
+        i: fit(q, prov.span(i), _context(prov, i), rare, lead_in=units[i].kind == LEAD_IN, referenced=refers)
+        for i, refers in referenced.items()
+    }
 
 
 def _with_parts(
     q: Question,
     prov: Provisions,
     texts: list[str],
-    eligible: list[int],
+    referenced: dict[int, str],
     quoted: tuple[list[int], list[int]],
     rare: dict[str, float],
 ) -> tuple[list[int], list[int]]:
     """The units `quoted` shows and those that answer (`choose`'s `chosen` and `answering`), with the unit that
     answers each part of a question asking several things, when the units chosen do not: 环评批复后规模重大变动怎么办？
     超过五年才开工还能用吗？ is answered by two 款 of one article, and the unit best for the whole question (weighted to
-    its last sentence) is one of them. `texts`: each unit as shown (`_shown`).
+    its last sentence) is one of them. `texts`: each unit as shown (`_shown`); `referenced`: what each eligible
+    unit refers to (`choose`).
 
     Only a unit that shows key terms of its part that the units chosen do not, and at least PART_SHARE of the weight
     of all the part's key terms (an article holding one or two of them answers that part elsewhere, if at all: 电信
     用户有权自主选择…服务 is no answer to 供电公司办理用电报装有哪些公开和服务要求), and not past PARTS_CHARS."""
     units = prov.units
     chosen, answering = quoted
+    eligible = list(referenced)
     for part in q.parts:
         asked = q.asking(part)
-        fits = _fits(asked, prov, eligible, rare)
+        fits = _fits(asked, prov, referenced, rare)
         top = max(eligible, key=lambda i: (fits[i].score, -i))
         shown = "".join(texts[i] for i in chosen)
         new = any(k.term in texts[top] and k.term not in shown for k in part.keywords)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from regrag.text.numerals import (
     ARTICLE_LABEL,
@@ -88,6 +89,37 @@ def find_cross_references(text: str) -> list[CrossReference]:
         label_end = m.end("sub") if m.group("sub") else m.end("num") + 1  # + 1: the 条 after the number
         refs.append(CrossReference(label, m.start(), m.end(), m.group("scope"), m.start("num") - 1, label_end))
     return refs
+
+
+# how much of a referenced article is read (`referenced_text`): the longest articles run to thousands of characters,
+# and what a reference points at is their opening rule, not every 款
+REFERENCED_CHARS = 2000
+
+
+def referenced_text(document: str, text: str, own: str | None = None) -> str:
+    """The text of the articles of `document` that `text` refers to (依照本条例第四十四条第（二）项至第（五）项,
+    违反本法第三十条规定的), each from its label to the next article, at most REFERENCED_CHARS of each; not the article
+    `own` (the one `text` is part of). An item that says only 因本条例第四十四条…情形的 is about what that article
+    lists: its words are the ones a question about the case uses (欠电费 → the 停电 notice period)."""
+    labels = dict.fromkeys(r.label for r in find_cross_references(text) if r.label != own)
+    if not labels:
+        return ""
+    spans = _article_spans(document)
+    return "".join(document[a:b][:REFERENCED_CHARS] for a, b in (spans[label] for label in labels if label in spans))
+
+
+@lru_cache(maxsize=16)
+def _article_spans(document: str) -> dict[str, tuple[int, int]]:
+    """Each article label of a document → where its text lies (after the label, up to the next article); the
+    first article of a label wins (a text quoting another act's articles in an appendix repeats labels)."""
+    starts = list(ARTICLE_RE.finditer(document))
+    if not starts:
+        return {}
+    ends = [found.start() for found in starts[1:]] + [len(document)]
+    spans: dict[str, tuple[int, int]] = {}
+    for found, end in zip(starts, ends, strict=True):
+        spans.setdefault(found.group("label"), (found.end(), end))
+    return spans
 
 
 _LOOSE_ARTICLE_RE = re.compile(
