@@ -214,6 +214,9 @@ def test_a_figure_the_question_presumes_and_no_quote_states_is_a_named_reason(do
     assert "问题所述的数值在引文中没有出现" in AbstentionRule(0.1).reasons(presumed)
     assert not read(doc, "供电企业计划检修停电，是否要提前七天通知用户？").stated_unquoted  # 七 = 7
     assert not read(doc, NOTICE).stated_unquoted  # it asks for a figure (几天), it states none
+    # a figure in the unit it asks for is the asker's case (停了十五天), not a rule it presumes
+    case = read(doc, "供电企业计划检修，我家已经停电十五天了，按规定要提前几天通知用户？")
+    assert not case.stated_unquoted
 
 
 def test_candidates_all_from_one_document_are_near_the_question_though_its_words_are_not_the_acts(doc):

@@ -16,6 +16,8 @@ nothing from the question's words again. Three rules, first to last:
    - a place the corpus does not cover (no candidate document of that province, no quote naming it);
    - figures the question states (是否每五年更换 / 按两倍收购) of which no quoted span states any: the rule the
      question presumes is not the one quoted, which is how a question about a rule that does not exist looks.
+     Not a figure in the unit the question asks for (才住三年…保修几年？): that is the asker's case, which no rule
+     states (Question.presumed_figures).
    Each penalty is a reason shown with the abstention; when the answer is given all the same, the reasons that
    weigh are shown as cautions. The cut-offs are calibrated on the dev, lay dev and unanswerable question sets
    (bench/abstention.py prints the curve; bench/README.md has the table).
@@ -248,7 +250,7 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
         place_uncovered=place_uncovered,
         best_coverage=best_coverage(ranked[:top_n]),
         best_dense=best_dense(ranked),
-        stated_unquoted=bool(q.stated_figures) and not states_values(q.stated_figures, spans),
+        stated_unquoted=bool(q.presumed_figures) and not states_values(q.presumed_figures, spans),
         focused=focused(q, ranked, top_n),
         rule_place_uncovered=_uncovered(q.rule_places, near, spans),
     )

@@ -71,6 +71,9 @@ class Question:
             Both read from the clause of each asking sentence that asks (`_asking_clause_of`).
         stated_figures: the figures it states itself, each a value with its unit's symbols (是否每五年更换 → 5 a;
             a count of days also in hours: 停暖一天以上 → 1 d and 24 h).
+        presumed_figures: those of them not in a unit it asks for: what it presumes a rule says (是否每五年更换).
+            One in the unit asked is the asker's own case to set against the answer (外墙保温层才住三年就开裂…保修
+            几年？), which no rule need state.
         focus: the key terms of the clause that asks (最长可以缓多少天 → 最长, 缓): what the answer must hold.
         parts: when it asks two things or more (多少天内给结论？拖了五年多才开工，批复还能用吗？), each asking sentence
             read alone: what the quote must also show (query/quote.py). Empty for a question that asks one thing.
@@ -89,6 +92,7 @@ class Question:
     asks_figure: bool = False
     units: tuple[str, ...] = ()
     stated_figures: frozenset[Quantity] = frozenset()
+    presumed_figures: frozenset[Quantity] = frozenset()
     chinese: bool = True
     focus: frozenset[str] = frozenset()
     parts: tuple[Part, ...] = ()
@@ -131,6 +135,7 @@ def analyse(
     words = tokenize(text)  # the one tokenisation of the question
     keywords = tuple(_keywords(text, words))
     asking = "，".join(_asking_clause_of(s) for s in _asking_sentences(text))
+    units = asked_units(asking)
     return Question(
         text=text,
         filters=in_force_by_default(filters, today),
@@ -141,8 +146,9 @@ def analyse(
         rule_places=rule_authors(text),
         forms=forms,
         asks_figure=asks_figure(asking),
-        units=asked_units(asking),
+        units=units,
         stated_figures=frozenset(stated_quantities(text)),
+        presumed_figures=frozenset(stated_quantities(text, besides=units)),
         chinese=in_chinese(text),
         focus=frozenset(k.term for k in keywords if k.term in asking_clause(text)),
         parts=_parts(text, keywords),

@@ -158,10 +158,17 @@ def stated_figure_values(question: str) -> set[int]:
     return figure_values(_without_calendar(question), STATED_FIGURE)
 
 
-def stated_quantities(question: str) -> set[Quantity]:
+def stated_quantities(question: str, besides: tuple[str, ...] = ()) -> set[Quantity]:
     """The figures a question states itself as quantities (`_quantities`): what a quote must state to state what
-    the question presumes (`states_values`)."""
-    return figure_quantities(_without_calendar(question), STATED_FIGURE)
+    the question presumes (`states_values`). `besides`: units (the ones the question asks in) whose figures are
+    left out, with the hours of a day left out."""
+    left_out = frozenset().union(*(unit_tags(unit) for unit in besides))
+    return {
+        found
+        for match in STATED_FIGURE.finditer(_without_calendar(question))
+        if not unit_tags(match.group(0)) & left_out
+        for found in _quantities(match)
+    }
 
 
 def states_figure(text: str) -> bool:
