@@ -369,6 +369,27 @@ def test_an_item_is_chosen_by_the_words_of_the_article_it_refers_to():
     assert "第（三）项" in asked.bullets[0].citation.provision
 
 
+LABELS = """# 某某节约能源法
+
+第七十三条 违反本法规定，应当标注能源效率标识而未标注的，由市场监督管理部门责令改正，处三万元以上五万元以下罚款。
+
+违反本法规定，未办理能源效率标识备案，或者使用的能源效率标识不符合规定的，由市场监督管理部门责令限期改正；逾期不改正的，处一万元以上三万元以下罚款。
+
+伪造、冒用能源效率标识或者利用能源效率标识进行虚假宣传的，由市场监督管理部门责令改正，处五万元以上十万元以下罚款；情节严重的，吊销营业执照。
+"""
+
+
+def test_a_clause_naming_the_act_asked_about_holds_the_fine_of_the_rest_of_its_sentence():
+    """The 款 on 未办理…备案 names its fine in the clause after its ；, which its quote shows: it is the one quoted for
+    that act's fine, not a 款 stating another act's fine in one clause."""
+    doc = act("syn-labels", LABELS)
+    cands = ranked((doc, "第七十三条"))
+    question = "用能产品未办理能源效率标识备案，被责令限期改正后逾期不改正的，罚款幅度是多少？"
+    asked = compose_answer(question, cands, source_text=texts(doc))
+    assert "逾期不改正的，处一万元以上三万元以下罚款" in asked.bullets[0].span
+    assert "三万元以上五万元以下" not in asked.bullets[0].span
+
+
 SECTIONS = """# 某某计量仪表检定规定
 
 为实施计量法，现对电能计量仪表的检定、管理工作，规定如下：

@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 from regrag import logs
 from regrag.domain.results import ELLIPSIS, Bullet, Candidate
 from regrag.query.citations import citation_for
-from regrag.query.fit import Fit, character_overlap, fit, key_characters, rarity
-from regrag.query.order import Quote, first_quote
+from regrag.query.fit import FIGURE, Fit, asked_in, character_overlap, fit, key_characters, rarity
+from regrag.query.order import SPECIFIC_FORMS, Quote, first_quote
 from regrag.query.question import Question, coverage
 from regrag.text.chunking import KIND_ARTICLE, KIND_PARAGRAPH
 from regrag.text.legal import APPENDIX_RE, ARTICLE_RE, HEADING_RE, ITEM_RE, referenced_text
@@ -254,11 +254,26 @@ def choose(q: Question, cand: Candidate, stored: str) -> _Choice | None:
 
 def _fits(q: Question, prov: Provisions, referenced: dict[int, str], rare: dict[str, float]) -> dict[int, Fit]:
     """The fit of each eligible unit (the keys of `referenced`: what each refers to)."""
-    units = prov.units
-    return {
-        i: fit(q, prov.span(i), _context(prov, i), rare, lead_in=units[i].kind == LEAD_IN, referenced=refers)
-        for i, refers in referenced.items()
-    }
+    fits = {}
+    for i, refers in referenced.items():
+        own = fit(q, prov.span(i), _context(prov, i), rare, lead_in=prov.units[i].kind == LEAD_IN, referenced=refers)
+        fits[i] = _with_sentence_rest(q, prov, i, own)
+    return fits
+
+
+def _with_sentence_rest(q: Question, prov: Provisions, index: int, found: Fit) -> Fit:
+    """A clause ending in ； is quoted on to its sentence's end (`_to_sentence_end`), and the specific things asked
+    that the rest holds are in its quote: 未办理能源效率标识备案…责令限期改正；逾期不改正的，处一万元以上三万元以下
+    罚款。 names the act asked about and its fine is in the next clause, while the 款 before it names another
+    act and its own fine. Only the specific things (a figure, a penalty, an authority, a time limit, liability:
+    order.py's); a permission or a stated figure further on drew an earlier clause's quote to 247 characters for a
+    question its last clause answered (bench/README.md, stop 44)."""
+    if prov.units[index].kind != SENTENCE:
+        return found
+    rest = "".join(prov.span(i) for i in _to_sentence_end(prov, [index])[1:])
+    specific = SPECIFIC_FORMS | {FIGURE}
+    more = tuple(a for a in asked_in(q, rest) if a in specific and a not in found.asked) if rest else ()
+    return replace(found, asked=found.asked + more)
 
 
 def _with_parts(
