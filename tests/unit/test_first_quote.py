@@ -306,37 +306,6 @@ def test_a_question_whether_something_is_allowed_is_answered_by_the_unit_that_pe
     assert "国家鼓励" in policy.bullets[0].span and "住户可以" not in policy.bullets[0].span
 
 
-FUND = """# 某某可再生能源法
-
-第二十四条 国家财政设立可再生能源发展基金，资金来源包括国家财政年度安排的专项资金和依法征收的可再生能源电价附加收入等。
-
-可再生能源发展基金用于补偿本法第二十条、第二十二条规定的差额费用，并用于支持以下事项：
-
-（一）可再生能源开发利用的科学技术研究、标准制定和示范工程；
-
-（二）农村、牧区的可再生能源利用项目；
-
-（三）偏远地区和海岛可再生能源独立电力系统建设；
-
-（四）可再生能源的资源勘查、评价和相关信息系统建设；
-
-（五）促进可再生能源开发利用设备的本地化生产。
-
-本法第二十一条规定的接网费用以及其他相关费用，电网企业不能通过销售电价回收的，可以申请可再生能源发展基金补助。
-"""
-
-
-def test_whether_something_is_allowed_weighs_less_than_the_unit_naming_what_is_asked_about():
-    """可以 (a permission) is in the 款 on 接网费用, which shares only the fund's name; the item naming 海岛 and
-    独立电力系统 answers whether the fund may support them."""
-    doc = act("syn-fund", FUND)
-    cands = ranked((doc, "第二十四条"))
-    question = "可再生能源发展基金能否用于支持海岛上的可再生能源独立电力系统建设？"
-    asked = compose_answer(question, cands, source_text=texts(doc))
-    assert "（三）偏远地区和海岛" in asked.bullets[0].span
-    assert asked.bullets[0].citation.provision.startswith("第二十四条第二款")
-
-
 NOTICE = """# 某某省供用电条例
 
 第四十四条 有下列情形之一的，供电企业可以中断供电：

@@ -35,11 +35,6 @@ ENUMERATION = "enumeration"  # a question for a whole list: answered by a lead-i
 # (可以 / 有权 / 不得 / 禁止 …), not by the one that encourages or defines; its words are in most articles, so it
 # picks a unit within an article and says nothing about whether the answer holds it (judge.py)
 PERMISSION = "permission"
-# ...and within an article it weighs half what a specific thing asked does: 可以 is in most units of a fund's
-# article, and at full weight a 款 sharing only the fund's name (可以申请…基金补助) outweighed the item naming what
-# was asked about (（三）偏远地区和海岛可再生能源独立电力系统建设) for 基金能否用于支持海岛…; at half weight it still
-# tells apart units that share as many of the question's words (bench/README.md, stop 44)
-PERMISSION_WEIGHT = 0.5 * ASKED_WEIGHT
 FIGURE = "figure"  # the name of a figure asked, among the things a unit holds (`Fit.asked`)
 # a key term found only in an article the unit refers to (因本条例第四十四条第（二）项至第（五）项情形的 /
 # 违反本法第三十条规定的) counts this much: the unit is about the case that article describes, but its own words
@@ -56,7 +51,7 @@ class Fit:
 
     @property
     def score(self) -> float:
-        return self.coverage + sum(PERMISSION_WEIGHT if a == PERMISSION else ASKED_WEIGHT for a in self.asked)
+        return self.coverage + ASKED_WEIGHT * len(self.asked)
 
 
 def rarity(q: Question, texts: Sequence[str], title: str = "") -> dict[str, float]:
