@@ -120,6 +120,10 @@ def test_a_figure_a_question_states_is_stated_in_its_unit_inside_a_range_or_as_h
     assert not figures.states_values(figures.stated_quantities("1000千伏线路保护区多宽？"), "在天线外1000米范围内")
     assert not figures.states_values(figures.stated_quantities("是否每五年更换一次？"), "5日内更换")
     assert figures.states_values(figures.stated_quantities("是否每五年更换一次？"), "每5年更换")
+    # a percentage is the number after 百分之, not the 百 it starts with
+    assert figures.stated_quantities("是否按百分之五十收取？") == {(50, frozenset({"%"}))}
+    assert not figures.states_values(figures.stated_quantities("是否按百分之五十收取？"), "按百分之三十收取")
+    assert figures.states_values(figures.stated_quantities("是否按百分之五十收取？"), "按50%收取")
     # besides the units asked in: the asker's own figures in them are left out, a day with its hours
     assert figures.stated_quantities("才住三年就开裂，保修几年？", besides=("年",)) == set()
     assert figures.stated_quantities("停暖一天以上，要提前几天通知？", besides=("天",)) == set()

@@ -12,7 +12,15 @@ import functools
 import re
 
 from regrag.text.numerals import ARABIC, FIGURE_DIGITS, PERCENT_DIGITS, approximate, parse_numeral
-from regrag.text.units import QUESTION, TEXT, answering_pattern, asked_units_pattern, figure_units, unit_tags
+from regrag.text.units import (
+    PERCENT,
+    QUESTION,
+    TEXT,
+    answering_pattern,
+    asked_units_pattern,
+    figure_units,
+    unit_tags,
+)
 
 # what a question asking for a number says (多少钱 / 几天 / 百分之几 / 比例 / 上限 / 标准是多少)
 _ASKS_FIGURE = re.compile(r"多少|几[个天年月日次倍度元成]|百分之几|比例|上限|下限|多大|多长|多高|多久|税率|费率")
@@ -29,7 +37,7 @@ def _figure(where: str) -> re.Pattern[str]:
     nor, in a question, 三元锂电池), or 百分之…"""
     return re.compile(
         rf"{_ARABIC_NUMBER}\s*(?:{figure_units(where, chinese=False)})"
-        rf"|百分之[{PERCENT_DIGITS}]+"
+        rf"|{PERCENT}[{PERCENT_DIGITS}]+"
         rf"|{_CHINESE_NUMBER}(?:{figure_units(where, chinese=True)})"
     )
 
@@ -72,9 +80,9 @@ Quantity = tuple[int, frozenset[str]]
 
 
 def _value(figure: str) -> int | None:
-    """The number a figure starts with (五年 → 5, 10千伏 → 10, 154 → 154); None when it starts with none or with a
-    概数 (`_number`)."""
-    lead = _LEADING_NUMBER.match(figure)
+    """The number a figure starts with (五年 → 5, 10千伏 → 10, 154 → 154), after 百分之 in a percentage (百分之五十
+    → 50, not the 百 of 百分之); None when it starts with none or with a 概数 (`_number`)."""
+    lead = _LEADING_NUMBER.match(figure.removeprefix(PERCENT))
     return _number(lead.group(0)) if lead else None
 
 
@@ -180,7 +188,7 @@ def figure_in_units(units: tuple[str, ...], spans: str) -> bool:
     """Whether the quotes state a figure in one of the units asked for; True when none is named."""
     if not units:
         return True
-    if "%" in units and "百分之" in spans:
+    if "%" in units and PERCENT in spans:
         return True
     return any(_unit_figure(unit).search(spans) for unit in units)
 

@@ -18,6 +18,7 @@ from regrag.data import table
 
 TEXT, QUESTION = "text", "question"
 _STATED = ("both", "arabic", "no")
+PERCENT = "百分之"  # how Chinese writes a percentage (GB 3101-1993's %): 百分之五十 is 50 %
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def _unit_at_end() -> re.Pattern[str]:
 def unit_tags(figure: str) -> frozenset[str]:
     """The symbols the unit a figure ends in answers for (5年 → {a}, 7个工作日 → {workday, d}, 百分之五 → {%});
     empty when it ends in no unit of the table."""
-    if figure.startswith("百分之"):
+    if figure.startswith(PERCENT):
         return frozenset({"%"})
     found = _unit_at_end().search(figure)
     return _by_name()[found.group(0)].tags if found else frozenset()
