@@ -168,8 +168,8 @@ def stated_figure_values(question: str) -> set[int]:
 
 def stated_quantities(question: str, besides: tuple[str, ...] = ()) -> set[Quantity]:
     """The figures a question states itself as quantities (`_quantities`): what a quote must state to state what
-    the question presumes (`states_values`). `besides`: units (the ones the question asks in) whose figures are
-    left out, with the hours of a day left out."""
+    the question presumes (`states_values`). `besides`: units (those the question asks in) whose figures are left
+    out, a day's figure with the hours it also reads as."""
     left_out = frozenset().union(*(unit_tags(unit) for unit in besides))
     return {
         found
