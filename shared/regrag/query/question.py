@@ -186,13 +186,18 @@ def _asking_clause_of(sentence: str) -> str:
     a full stop (我欠了几个月物业费，物业说再不交就停水停电，他们有这个权力吗？ asks whether they may, and its 几个月 is
     the indefinite 几 of `_asking_sentences`), while the clause that asks names the figure and its unit
     (临时检修要停电，至少提前多少小时通知？)."""
-    clauses = [c for c in CLAUSE_RE.findall(sentence) if _ASKING.search(c)]
+    clauses = _interrogative_clauses(sentence)
     return clauses[-1] if clauses else sentence
+
+
+def _interrogative_clauses(text: str) -> list[str]:
+    """The clauses of `text` with an interrogative, in order."""
+    return [c for c in CLAUSE_RE.findall(text) if _ASKING.search(c)]
 
 
 def _asking_clauses(text: str) -> list[str]:
     """The clauses of a question's asking sentences with an interrogative, in order."""
-    return [c for c in CLAUSE_RE.findall(_asking_text(text)) if _ASKING.search(c)]
+    return _interrogative_clauses(_asking_text(text))
 
 
 def asking_clause(text: str) -> str:
