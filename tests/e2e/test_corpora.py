@@ -77,6 +77,37 @@ def test_slow_corpus_times_out_without_failing_the_request(services):
     assert body["candidates"] and all(c["corpus"] == "national" for c in body["candidates"])
 
 
+class ColdIndex:
+    """Wraps a VectorIndex that sets itself up on first use (`cold_s`), as Vertex AI's client does on a cold
+    instance (imports, channel) and the local index does after a write (its in-memory arrays)."""
+
+    def __init__(self, inner: object, cold_s: float) -> None:
+        self.inner, self.cold_s, self.ready = inner, cold_s, False
+
+    def warm(self) -> None:
+        if not self.ready:
+            time.sleep(self.cold_s)
+            self.ready = True
+
+    def search(self, vector, filters, k):
+        self.warm()
+        return self.inner.search(vector, filters, k)
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+
+def test_a_cold_index_makes_the_first_query_slower_not_unanswered(services):
+    cold = with_vectors(services, ColdIndex(services.vectors, cold_s=0.5))
+    request = {"question": QUESTION, "corpora": ["national", "shanghai"], "corpus_timeout_s": 0.3}
+    status, body = call(endpoints.query, cold, request)
+    assert status == 200, body
+    assert {s["status"] for s in body["corpus_stats"]} == {"ok"}
+    assert body["timings_ms"]["retrieve_warm"] >= 500 and body["bullets"]
+    status, body = call(endpoints.query, cold, request)
+    assert status == 200 and body["timings_ms"]["retrieve_warm"] < 300
+
+
 def test_broken_corpus_is_an_error_entry(services):
     broken = with_vectors(services, SlowOrBrokenIndex(services.vectors, broken={"shanghai"}))
     status, body = call(endpoints.query, broken, {"question": QUESTION, "corpora": ["shanghai", "national"]})

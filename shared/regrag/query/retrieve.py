@@ -279,6 +279,12 @@ class Retriever:
         timings: dict[str, float] = {}
         qvec = self._embed(q, timings)
         aids = self._prepare_aids(q.text, qvec, timings)
+        # A cold instance's first search imports and connects clients or builds the in-memory index (seconds);
+        # done here, it makes that query slower instead of timing every corpus out (503 "no corpus answered").
+        t = time.perf_counter()
+        self.vectors.warm()
+        self.lexical.warm()
+        timings["warm"] = _ms(t)
 
         def one(corpus: str) -> tuple[list[Candidate], float]:
             t = time.perf_counter()

@@ -67,6 +67,11 @@ class VertexVectorIndex:
         neighbors = self.index.find(filters, k, dense=vector)
         return [Hit(n.datapoint.datapoint_id, float(n.distance), rank) for rank, n in enumerate(neighbors, 1)]
 
+    def warm(self) -> None:
+        if self.metadata is not None:
+            self.metadata.check(claim=False)
+        self.index.warm()
+
     def search_hybrid(
         self, vector: np.ndarray, tokens: Sequence[str], lexicon: Lexicon, filters: Filters, k: int, alpha: float
     ) -> list[Hit]:
@@ -109,6 +114,10 @@ class VertexLexicalIndex:
         # and they are not lexical matches, so they are dropped here.
         hits = [n for n in neighbors if n.sparse_distance > 0]
         return [Hit(n.datapoint.datapoint_id, float(n.sparse_distance), rank) for rank, n in enumerate(hits, 1)]
+
+    def warm(self) -> None:
+        self.lexicon.current()
+        self.index.warm()
 
     def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
         self.index.refresh_restricts(chunks)

@@ -88,6 +88,12 @@ class VertexIndex:
                 self._match_client = match_service(self.config.match_api)
             return self._match_client
 
+    def warm(self) -> None:
+        """Import the aiplatform types and create the match client (seconds on a cold instance); connecting is
+        left to the first call."""
+        self._types()
+        self._match()
+
     def _count(self, method: str) -> None:
         with self._lock:
             self.calls[method] = self.calls.get(method, 0) + 1

@@ -26,6 +26,9 @@ class SqliteVectorIndex:
     def search(self, vector: np.ndarray, filters: Filters, k: int) -> list[Hit]:
         return self.db.search_vectors(vector, filters, k)
 
+    def warm(self) -> None:
+        self.db.snapshot()
+
     def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
         self.db.refresh_metadata(chunks)
 
@@ -63,6 +66,9 @@ class SqliteLexicalIndex:
 
     def search(self, tokens: Sequence[str], filters: Filters, k: int) -> list[Hit]:
         return self.db.search_lexical(tokens, filters, k)
+
+    def warm(self) -> None:
+        self.db.snapshot()
 
     def refresh_metadata(self, chunks: Sequence[Chunk]) -> None:
         self.db.refresh_metadata(chunks)
