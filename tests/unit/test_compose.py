@@ -261,3 +261,18 @@ def test_a_question_set_nowhere_answered_by_local_rules_only_is_told_they_apply_
     for placed in (asked("供电企业检查用电安全，检查人员要出示证件吗？", Filters(province=("ha",))),
                    asked("河南供电企业检查用电安全，检查人员要出示证件吗？")):  # fmt: skip
         assert placed.bullets and not any("只在当地适用" in n for n in placed.notes)
+
+
+def test_a_rule_of_another_province_than_the_one_asked_about_is_not_quoted(doc):
+    """A province's rule does not apply in the province the question names: compose leaves it unquoted and says
+    why, however well it matches; asked about its own province, it is the answer."""
+    local = [
+        replace(c, chunk=replace(c.chunk, meta=replace(c.chunk.meta, province="sh"))) for c in cands(doc, "第二十八条")
+    ]
+    elsewhere = compose_answer("江苏省计划检修停电要提前几天通知用户？", local, source_text=source(doc))
+    assert elsewhere.abstained and elsewhere.bullets == ()
+    assert "排在前列的条文中没有问题所指地区的规定" in elsewhere.answer_zh
+    there = compose_answer("上海市计划检修停电要提前几天通知用户？", local, source_text=source(doc))
+    assert not there.abstained and "提前7天" in there.bullets[0].span
+    anywhere = compose_answer("计划检修停电要提前几天通知用户？", local, source_text=source(doc))
+    assert not anywhere.abstained  # no place named: every rule may answer

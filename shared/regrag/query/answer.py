@@ -25,8 +25,7 @@ from regrag.domain.errors import InvalidInput
 from regrag.domain.requests import QueryRequest
 from regrag.domain.results import Answer, Candidate
 from regrag.ports import ChunkStore, Composer, Reranker
-from regrag.query.confidence import Confidence
-from regrag.query.judge import BY_NO_QUOTES, JudgeConfig, Verdict, floor_verdict, judge
+from regrag.query.judge import JudgeConfig, Verdict, floor_verdict, judge, unquoted_verdict
 from regrag.query.lookups import StoreLookups
 from regrag.query.question import Question, analyse
 from regrag.query.quote import QuoteConfig, Quotes, chinese_ratio, quote
@@ -41,7 +40,7 @@ from regrag.query.render import (
 )
 from regrag.query.rerank import STATUS_SKIPPED, rerank_candidates
 from regrag.query.retrieve import Retrieval, Retriever, measured
-from regrag.query.score import score
+from regrag.query.score import place_scope, score
 from regrag.query.translate import NOT_TRANSLATED, QuestionTranslator, Translation, translate_question
 from regrag.views.catalog import CorpusCatalog
 from regrag.views.documents import structure_context
@@ -61,6 +60,7 @@ class QueryOptions:
     quote: QuoteConfig
     judge: JudgeConfig
     corpus_timeout_s: float
+    place_scope: bool = True  # REGRAG_PLACE_SCOPE, as the ranking's (query/score.py): which candidates may be quoted
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -244,13 +244,13 @@ def compose(
         document_meta: doc_id → stored metadata, used to name newer versions of cited documents.
         counterpart: (citation, another version) → that version's corresponding article (citations.py).
     """
-    ranked = measured(q, candidates)
+    ranked = measured(q, candidates, place_scope(q, options.place_scope))
     refused = floor_verdict(q, ranked, options.judge)
     if refused is not None:
         return abstention_for(q, Quotes(()), refused)
     quotes = quote(q, ranked, source_text, options.quote)
     if not quotes.bullets:
-        return abstention_for(q, quotes, Verdict(Confidence.abstained(), BY_NO_QUOTES))
+        return abstention_for(q, quotes, unquoted_verdict(q, ranked, options.judge))
     return quoted(q, quotes, document_meta, counterpart)
 
 

@@ -300,6 +300,13 @@ def floor_verdict(q: Question, ranked: Sequence[Candidate], config: JudgeConfig)
     return Verdict(Confidence.abstained(), BY_FLOOR, (PLACE_UNCOVERED,) if _uncovered(q.places, near, "") else ())
 
 
+def unquoted_verdict(q: Question, ranked: Sequence[Candidate], config: JudgeConfig) -> Verdict:
+    """The refusal when nothing could be quoted. When no candidate quoted from applies where the question is
+    about (another province's rules: query/score.py `applies`, which quote.py does not quote), that is the reason."""
+    elsewhere = bool(q.places) and not any(c.features.applies for c in ranked[: config.top_n])
+    return Verdict(Confidence.abstained(), BY_NO_QUOTES, (PLACE_UNCOVERED,) if elsewhere else ())
+
+
 def judge(q: Question, ranked: Sequence[Candidate], quotes: Quotes, rerank_status: str, config: JudgeConfig) -> Verdict:
     """The verdict on one answer: the floor, then quotes at all, then confidence less the reasons' penalties."""
     if not ranked:
@@ -308,7 +315,7 @@ def judge(q: Question, ranked: Sequence[Candidate], quotes: Quotes, rerank_statu
     if refused is not None:
         return refused
     if not quotes.bullets:
-        return Verdict(Confidence.abstained(), BY_NO_QUOTES)
+        return unquoted_verdict(q, ranked, config)
     confidence = assess(
         ranked,
         q.coverage(" ".join(b.span for b in quotes.bullets)),

@@ -167,7 +167,9 @@ def quote(
 ) -> Quotes:
     """Up to `max_bullets` verbatim quotes, one per candidate, from the first `top_n` that may be quoted
     (`quotable_candidates`)."""
-    quotable = quotable_candidates(ranked[: config.top_n], config.quote_floor)
+    # a rule of another province than those the question names (score.py's `applies`) does not apply there, however
+    # well it matches: a Shandong city's heating period is no answer for Tianjin; it stays among the candidates
+    quotable = quotable_candidates([c for c in ranked[: config.top_n] if c.features.applies], config.quote_floor)
     texts: dict[str, str | None] = {}
     found: list[tuple[Bullet, Candidate, Fit]] = []
     dropped = foreign = 0

@@ -205,6 +205,8 @@ def abstention_for(q: Question, quotes: Quotes, verdict: Verdict) -> Answer:
     if verdict.abstained_by == BY_NO_QUOTES:
         answer = abstention(q.text, q.filters, quotes.dropped)
         answer = with_note(answer, FOREIGN_NOTE.format(n=quotes.foreign)) if quotes.foreign else answer
+        for reason in verdict.reasons:  # the candidates are other places' rules (judge.unquoted_verdict)
+            answer = with_note(answer, f"最接近的条文未予引用：{reason}")
         return _language_note(q, _day_notes(q, answer))
     answer = abstention(q.text, q.filters)
     if verdict.abstained_by == BY_NOTHING:

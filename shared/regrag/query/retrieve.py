@@ -28,7 +28,8 @@ from regrag.query.aids.hyde import Hyde
 from regrag.query.fusion import merge_corpora, rrf_fuse
 from regrag.query.question import Question, analyse, in_force_by_default
 from regrag.query.rerank import STATUS_OK, STATUS_SKIPPED
-from regrag.query.score import ScoringConfig, score
+from regrag.query.score import ScoringConfig, applies, score
+from regrag.text.places import PlaceScope
 from regrag.text.segment import index_terms
 
 
@@ -118,11 +119,18 @@ def effective_filters(filters: Filters) -> Filters:
     return in_force_by_default(filters)
 
 
-def measured(q: Question, candidates: Sequence[Candidate]) -> list[Candidate]:
+def measured(q: Question, candidates: Sequence[Candidate], scope: PlaceScope = PlaceScope()) -> list[Candidate]:
     """Candidates named by id (no retrieval behind them) with the evidence quoting and judging read: their
-    key-term coverage, in the order given."""
+    key-term coverage and whether they apply in `scope` (query/score.py; empty: everywhere), in the order given."""
     return [
-        replace(c, features=replace(c.features, coverage=q.coverage(c.chunk.text + c.chunk.breadcrumb)))
+        replace(
+            c,
+            features=replace(
+                c.features,
+                coverage=q.coverage(c.chunk.text + c.chunk.breadcrumb),
+                applies=applies(scope, c.chunk.meta.province),
+            ),
+        )
         for c in candidates
     ]
 

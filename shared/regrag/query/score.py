@@ -65,8 +65,7 @@ def score(
     rankings += [(config.coverage_weight, by_coverage)] if by_coverage else []
     rankings += [(config.form_weight, by_form)] if by_form else []
     fused = rrf(rankings, config.rrf_k)
-    scope = _scope(q, config)
-    allowed = {"national", *scope.provinces} if scope else None
+    scope = place_scope(q, config.place_scope)
     factor = _place_factors(pool, q, config, scope, corpus_weights)
     scored = [
         replace(
@@ -79,7 +78,7 @@ def score(
                 coverage_rank=by_coverage.get(c.chunk.id),
                 forms=forms[i],
                 form_rank=by_form.get(c.chunk.id),
-                applies=allowed is None or c.chunk.meta.province in allowed,
+                applies=applies(scope, c.chunk.meta.province),
                 place_factor=factor[i],
             ),
         )
@@ -92,12 +91,18 @@ def score(
     return Scored([scored[i] for i in final], scope)
 
 
-def _scope(q: Question, config: ScoringConfig) -> PlaceScope:
+def place_scope(q: Question, enabled: bool) -> PlaceScope:
     """The places that order the candidates: those the question names, unless the request filters by province
-    (the filter decides) or the ordering is turned off."""
-    if not config.place_scope or q.filters.province:
+    (the filter decides) or the ordering is turned off (`enabled`, REGRAG_PLACE_SCOPE)."""
+    if not enabled or q.filters.province:
         return PlaceScope()
     return q.places
+
+
+def applies(scope: PlaceScope, province: str) -> bool:
+    """Whether a rule of `province` applies where the question is about: national rules and the scope's own
+    provinces' do (everything does when the scope is empty)."""
+    return not scope or province == "national" or province in scope.provinces
 
 
 def _place_factors(

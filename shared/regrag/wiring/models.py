@@ -132,6 +132,7 @@ def query_options_from(settings: Settings) -> QueryOptions:
             top_n=settings.compose_top_n,
         ),
         corpus_timeout_s=settings.corpus_timeout_s,
+        place_scope=settings.place_scope,
     )
 
 
