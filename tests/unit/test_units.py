@@ -99,6 +99,10 @@ def test_stated_and_text_readings_differ_only_where_the_table_says() -> None:
         ("处三年以上七年以下有期徒刑", [(3, 7)]),
         ("处十万元以上的罚款", []),  # a floor alone is no range
         ("提前7天通知，30日内办结", []),
+        ("在管道线路中心线两侧各五米至五十米范围内", [(5, 50)]),  # 至, the lower bound with its unit
+        ("处1个月至3个月的拘留，或者百分之五至百分之十的罚款", [(1, 3), (5, 10)]),
+        ("自2020年1月1日至2020年12月31日", []),  # a bound in another unit bounds nothing: two days
+        ("六个月至三年以内", []),
     ],
 )
 def test_the_ranges_a_regulation_states(text: str, ranges: list[tuple[int, int]]) -> None:
@@ -116,6 +120,8 @@ def test_a_figure_a_question_states_is_stated_in_its_unit_inside_a_range_or_as_h
     assert figures.states_values(one_day, "连续停止供热超过二十四小时的")
     assert figures.states_values(figures.stated_quantities("停电超过24小时的怎么赔？"), "1日内恢复")
     assert not figures.states_values(figures.stated_quantities("停电超过48小时的怎么赔？"), "1日内恢复")
+    # 30米 from a pipeline is inside 五米至五十米: the quote states the case the question is about
+    assert figures.states_values(figures.stated_quantities("在管道一侧约30米处架线找谁批？"), "两侧各五米至五十米")
     # the same number in a unit of another thing states nothing the question presumes
     assert not figures.states_values(figures.stated_quantities("1000千伏线路保护区多宽？"), "在天线外1000米范围内")
     assert not figures.states_values(figures.stated_quantities("是否每五年更换一次？"), "5日内更换")

@@ -110,8 +110,12 @@ def figure_quantities(text: str, pattern: re.Pattern[str] = FIGURE) -> set[Quant
     return {found for match in pattern.finditer(text) for found in _quantities(match)}
 
 
-# a range a regulation states: 154—330千伏 (the lower bound without its unit, before a dash) or 五万元以上二十万元以下
-_DASH_RANGE = re.compile(rf"({_ARABIC_NUMBER}|{_CHINESE_NUMBER})\s*[—–~～－-]\s*$")
+# a range a regulation states: 154—330千伏 (the lower bound before a dash, its unit left out), 五米至五十米 / 1个月至3个月 /
+# 百分之五至百分之十 (the lower bound before 至, with or without its unit) or 五万元以上二十万元以下
+_DASH_RANGE = re.compile(
+    rf"(?:{PERCENT})?({_ARABIC_NUMBER}|{_CHINESE_NUMBER})\s*"
+    rf"((?:{figure_units(TEXT, chinese=False)}|{figure_units(TEXT, chinese=True)})?)\s*(?:[—–~～－-]|至)\s*(?:{PERCENT})?$"
+)
 _BETWEEN = re.compile(r"\s*以上\s*$")
 _UP_TO = re.compile(r"\s*以下")
 
@@ -128,7 +132,9 @@ def figure_ranges(text: str) -> list[tuple[int, int, frozenset[str]]]:
             previous = None
             continue
         dash = _DASH_RANGE.search(text, max(0, match.start() - 12), match.start())
-        lower = _value(dash.group(1)) if dash else None
+        # a lower bound in another unit is no bound of this figure: 1月1日至2020年12月31日 is two days
+        same_unit = dash is not None and (not dash.group(2) or unit_tags(dash.group(2)) & unit_tags(match.group(0)))
+        lower = _value(dash.group(1)) if dash and same_unit else None
         if lower is None and previous and _BETWEEN.fullmatch(text, previous[0], match.start()):
             lower = previous[1] if _UP_TO.match(text, match.end()) else None
         if lower is not None and lower < upper:
