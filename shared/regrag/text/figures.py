@@ -110,11 +110,11 @@ def figure_quantities(text: str, pattern: re.Pattern[str] = FIGURE) -> set[Quant
     return {found for match in pattern.finditer(text) for found in _quantities(match)}
 
 
-# a range a regulation states: 154—330千伏 (the lower bound before a dash, its unit left out), 五米至五十米 / 1个月至3个月 /
-# 百分之五至百分之十 (the lower bound before 至, with or without its unit) or 五万元以上二十万元以下
+# a range a regulation states: 154—330千伏 (the lower bound before a dash, its unit left out), 五米至五十米 /
+# 1个月至3个月 / 百分之五至百分之十 (the lower bound before 至, with or without its unit) or 五万元以上二十万元以下
+_LOWER_UNIT = rf"(?:{figure_units(TEXT, chinese=False)}|{figure_units(TEXT, chinese=True)})?"
 _DASH_RANGE = re.compile(
-    rf"(?:{PERCENT})?({_ARABIC_NUMBER}|{_CHINESE_NUMBER})\s*"
-    rf"((?:{figure_units(TEXT, chinese=False)}|{figure_units(TEXT, chinese=True)})?)\s*(?:[—–~～－-]|至)\s*(?:{PERCENT})?$"
+    rf"(?:{PERCENT})?({_ARABIC_NUMBER}|{_CHINESE_NUMBER})\s*({_LOWER_UNIT})\s*(?:[—–~～－-]|至)\s*(?:{PERCENT})?$"
 )
 _BETWEEN = re.compile(r"\s*以上\s*$")
 _UP_TO = re.compile(r"\s*以下")
