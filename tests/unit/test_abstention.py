@@ -278,3 +278,13 @@ def test_the_level_is_one_lower_when_the_first_quote_holds_nothing_of_what_is_as
     verdict, plain = _judged(doc, "盗窃电能的，会受到什么处罚？", "第四十一条")
     assert "penalty" in verdict.confidence.inputs["first_quote"]["asked"]
     assert verdict.confidence.level == plain.level
+
+
+def test_the_level_is_low_when_no_quote_states_a_figure_the_question_states(doc):
+    """A question presuming a notice period the regulation does not set (十五天) is quoted the article with its
+    caution, at low confidence whatever the match: the rule quoted is not the one presumed."""
+    verdict, plain = _judged(doc, "计划检修停电要提前十五天通知用户吗？", "第二十八条")
+    assert verdict.confidence.inputs["signals"]["stated_unquoted"] and not verdict.abstained_by
+    assert plain.level in ("high", "medium") and verdict.confidence.level == "low"
+    verdict, _ = _judged(doc, "计划检修停电要提前7天通知用户吗？", "第二十八条")  # stated and quoted: no cap
+    assert not verdict.confidence.inputs["signals"]["stated_unquoted"] and verdict.confidence.level != "low"
