@@ -46,6 +46,11 @@ LOCAL_ONLY_NOTE = (
 )
 NOTE_HEAD = "提示："  # the heading of the notes under an answer
 # no document at all is left to search by the filters: the answer is about them, not about the law
+# nothing quoted because every candidate is another province's local rule (quote.py): they do not apply there
+ELSEWHERE_NOTE = (
+    "排在前列的条文都是其他省市的地方性规定，在{places}不适用，未予引用；全国性的法律法规和{places}本地的规定中"
+    "未找到直接相关的条文。检索到的条文列在“依据与检索详情”中，仅供参考。"
+)
 NOTHING_NOTE = "所选筛选条件下没有可检索的条文（库中没有符合这些条件的文件），请放宽筛选条件后重试。"
 ASSET_NAMES = {
     "solar": "光伏",
@@ -205,8 +210,8 @@ def abstention_for(q: Question, quotes: Quotes, verdict: Verdict) -> Answer:
     if verdict.abstained_by == BY_NO_QUOTES:
         answer = abstention(q.text, q.filters, quotes.dropped)
         answer = with_note(answer, FOREIGN_NOTE.format(n=quotes.foreign)) if quotes.foreign else answer
-        for reason in verdict.reasons:  # the candidates are other places' rules (judge.unquoted_verdict)
-            answer = with_note(answer, f"最接近的条文未予引用：{reason}")
+        if verdict.reasons:  # the candidates are other places' rules (judge.unquoted_verdict): say whose
+            answer = with_note(answer, ELSEWHERE_NOTE.format(places="、".join(q.places.names)))
         return _language_note(q, _day_notes(q, answer))
     answer = abstention(q.text, q.filters)
     if verdict.abstained_by == BY_NOTHING:
