@@ -534,6 +534,23 @@ def test_a_candidate_below_the_floor_the_dense_leg_finds_as_close_as_any_quoted_
     assert [c.chunk.article for c in quotable_candidates(none, 0.2)] == ["第九条"]
 
 
+def test_a_candidate_the_dense_leg_found_is_closer_than_those_it_did_not_find():
+    """Admitted on their words alone, with no dense score (the lexical leg alone found them), the admitted are
+    farther from the question than anything the dense leg found: one ranked above them that it found is quoted
+    (管道保护法's article on planting over a pipeline, cosine 0.887, was passed over for a village rule on
+    protecting 输油管道 among 文物古迹 that shared more words); one ranked below them is not."""
+    doc = act("syn-assess", ASSESSMENT)
+    cands = ranked((doc, "第九条"), (doc, "第十条"), (doc, "第十一条"), (doc, "第一条"))
+    dense = [0.887, None, 0.90, None]
+    scored = [
+        replace(c, dense_score=d) for c, d in zip(with_coverage(cands, 0.11, 0.42, 0.05, 0.42), dense, strict=True)
+    ]
+    assert [c.chunk.article for c in quotable_candidates(scored, 0.2)] == ["第九条", "第十条", "第一条"]
+    # found by the dense leg but sharing none of the question's words: still out
+    none = [replace(c, dense_score=d) for c, d in zip(with_coverage(cands, 0.0, 0.42, 0.05, 0.42), dense, strict=True)]
+    assert [c.chunk.article for c in quotable_candidates(none, 0.2)] == ["第十条", "第一条"]
+
+
 def test_when_nothing_clears_it_what_comes_near_the_best_is_quoted_in_ranking_order():
     doc = act("syn-assess", ASSESSMENT)
     cands = ranked((doc, "第九条"), (doc, "第十条"), (doc, "第一条"))

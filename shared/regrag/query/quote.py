@@ -139,7 +139,10 @@ def quotable_candidates(top: Sequence[Candidate], floor: float) -> list[Candidat
 
     One of the first DENSE_AMONG is quoted too when the dense similarity says it is at least as close as any
     candidate admitted (`_as_close`): on the second blind set it added a right first quote and a right later one,
-    and nothing on the sets read moved a key (bench/README.md, stop 42).
+    and nothing on the sets read moved a key (bench/README.md, stop 42). When the dense leg found none of those
+    admitted (the lexical leg alone did), they are farther from the question than anything it found, and one of the
+    first DENSE_AMONG ranked above them that it found is quoted (stop 45: quotes tune some +1, two more tuning and
+    blind first quotes, a blind refusal fewer; no unanswerable question answered).
     bench/README.md "Quoting when nothing clears the quote floor" has the rules measured on every set."""
     best = max((c.features.coverage for c in top), default=0.0)
 
@@ -149,17 +152,24 @@ def quotable_candidates(top: Sequence[Candidate], floor: float) -> list[Candidat
     if best < floor:  # nothing clears the floor
         return [c for c in top if near(c)]
     admitted = [c for n, c in enumerate(top) if c.features.coverage >= floor or (n == 0 and near(c))]
+    # an admitted candidate the dense leg did not find (no dense score: the lexical leg alone did) is farther from
+    # the question than every one it found; only those ranked above the admitted are let in then (letting in any
+    # of the first three answered two unanswerable questions the narrower quotes had refused)
     closest = max((c.dense_score for c in admitted if c.dense_score is not None), default=None)
-    if closest is None:
-        return admitted
-    return [c for n, c in enumerate(top) if c in admitted or (n < DENSE_AMONG and _as_close(c, closest))]
+    above = top.index(admitted[0]) if admitted else 0
+    return [
+        c
+        for n, c in enumerate(top)
+        if c in admitted or (n < DENSE_AMONG and (closest is not None or n < above) and _as_close(c, closest))
+    ]
 
 
-def _as_close(c: Candidate, closest: float) -> bool:
+def _as_close(c: Candidate, closest: float | None) -> bool:
     """A candidate the dense leg finds at least as close to the question as any admitted (and that shares some
     of its words): its few shared words tell the question's wording, not its distance from the article. The
-    coverage gate reads exact words only, and a lay question's words are seldom the statute's."""
-    return c.features.coverage > 0 and c.dense_score is not None and c.dense_score >= closest
+    coverage gate reads exact words only, and a lay question's words are seldom the statute's. `closest`: None
+    when the dense leg found none of the admitted."""
+    return c.features.coverage > 0 and c.dense_score is not None and (closest is None or c.dense_score >= closest)
 
 
 def quote(
