@@ -13,8 +13,9 @@ Then where each rule applies: with no province filter, a question that names pla
 those provinces' own first, other provinces' local rules after them (`applies`: they do not apply there, but can
 share every word with the question; nothing is dropped from the candidates, and query/quote.py quotes none of
 them; dev nDCG@10 0.805 → 0.815, 15 of 50 questions name a place); a question that names no place weighs local
-rules' scores by `national_preference` (< 1: a national rule applies wherever the project is; dev, 8 provincial corpora, 0.783 → 0.806 at 0.8). Explicit corpus weights
-replace the national preference (the caller said which corpora matter).
+rules' scores by `national_preference` (< 1: a national rule applies wherever the project is; dev, 8 provincial
+corpora, 0.783 → 0.806 at 0.8). Explicit corpus weights replace the national preference (the caller said which
+corpora matter).
 
 `Candidate.score` is the fused score times the place factor; the final order is every candidate that applies,
 then the rest, each group by that score (ties in retrieval order).
