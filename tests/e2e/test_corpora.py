@@ -108,6 +108,24 @@ def test_a_cold_index_makes_the_first_query_slower_not_unanswered(services):
     assert status == 200 and body["timings_ms"]["retrieve_warm"] < 300
 
 
+def test_an_index_that_fails_to_warm_is_still_searched_and_reported_per_corpus(services):
+    class NoWarm(ColdIndex):
+        """Fails to set itself up ahead; its searches do as they would."""
+
+        def warm(self) -> None:
+            raise RuntimeError("index shard unavailable")
+
+        def search(self, vector, filters, k):
+            return self.inner.search(vector, filters, k)
+
+    status, body = call(endpoints.query, with_vectors(services, NoWarm(services.vectors, 0.0)), {"question": QUESTION})
+    assert status == 200 and {s["status"] for s in body["corpus_stats"]} == {"ok"}  # the searches themselves worked
+    broken = with_vectors(services, NoWarm(SlowOrBrokenIndex(services.vectors, broken={"national"}), 0.0))
+    status, body = call(endpoints.query, broken, {"question": QUESTION, "corpora": ["national", "shanghai"]})
+    stats = {s["corpus"]: s for s in body["corpus_stats"]}
+    assert status == 200 and stats["national"]["status"] == "error" and stats["shanghai"]["status"] == "ok"
+
+
 def test_broken_corpus_is_an_error_entry(services):
     broken = with_vectors(services, SlowOrBrokenIndex(services.vectors, broken={"shanghai"}))
     status, body = call(endpoints.query, broken, {"question": QUESTION, "corpora": ["shanghai", "national"]})

@@ -290,8 +290,11 @@ class Retriever:
         # A cold instance's first search imports and connects clients or builds the in-memory index (seconds);
         # done here, it makes that query slower instead of timing every corpus out (503 "no corpus answered").
         t = time.perf_counter()
-        self.vectors.warm()
-        self.lexical.warm()
+        try:
+            self.vectors.warm()
+            self.lexical.warm()
+        except Exception:  # noqa: BLE001 - the searches below meet the same failure and report it per corpus
+            pass
         timings["warm"] = _ms(t)
 
         def one(corpus: str) -> tuple[list[Candidate], float]:
