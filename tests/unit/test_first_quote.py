@@ -754,3 +754,13 @@ def test_a_voltage_the_question_states_picks_the_table_row_whose_range_holds_it(
     first = answer.bullets[0].span
     assert "154—330千伏 15米" in first and "延伸距离如下：" in first
     assert not is_fragment(first)
+
+
+def test_a_unit_saying_may_about_another_matter_does_not_outweigh_the_item_naming_what_is_asked():
+    """能否用于 asks whether something is allowed, and 可以 is in most units: the 款 on 接网费用 that 可以申请 the fund
+    is not the answer to what the fund may support; the item naming 海岛 … 独立电力系统建设 is."""
+    doc = act("nat-law-0015", sample_text("nat-law-0015"))
+    question = "可再生能源发展基金能否用于支持海岛上的可再生能源独立电力系统建设？"
+    first = compose_answer(question, ranked((doc, "第二十四条")), source_text=texts(doc)).bullets[0]
+    assert "（三）偏远地区和海岛可再生能源独立电力系统建设" in first.span and "用于支持以下事项：" in first.span
+    assert "接网费用" not in first.span
