@@ -16,7 +16,7 @@ from regrag.domain.results import Answer, Bullet, Citation
 from regrag.query import temporal
 from regrag.query.citations import annotate_versions, not_the_law
 from regrag.query.confidence import CAUTION
-from regrag.query.judge import BY_FLOOR, BY_NO_QUOTES, BY_NOTHING, Verdict
+from regrag.query.judge import BY_FLOOR, BY_NO_QUOTES, BY_NOTHING, PLACE_UNCOVERED, Verdict
 from regrag.query.order import NATIONAL
 from regrag.query.question import Question
 from regrag.query.quote import Quotes, chinese_ratio
@@ -210,7 +210,7 @@ def abstention_for(q: Question, quotes: Quotes, verdict: Verdict) -> Answer:
     if verdict.abstained_by == BY_NO_QUOTES:
         answer = abstention(q.text, q.filters, quotes.dropped)
         answer = with_note(answer, FOREIGN_NOTE.format(n=quotes.foreign)) if quotes.foreign else answer
-        if verdict.reasons:  # the candidates are other places' rules (judge.unquoted_verdict): say whose
+        if PLACE_UNCOVERED in verdict.reasons:  # the candidates are other places' rules (judge.unquoted_verdict)
             answer = with_note(answer, ELSEWHERE_NOTE.format(places="、".join(q.places.names)))
         return _language_note(q, _day_notes(q, answer))
     answer = abstention(q.text, q.filters)
