@@ -44,7 +44,9 @@ def test_longest_unit_first() -> None:
         ("征收耕地超过三十五公顷的", {35}),
         ("市区内电缆两侧各零点七五米的范围内", {0}),  # a decimal reads as its integer part, as 0.75米 does
         ("自一九九三年起", {1993}),  # a year written digit by digit
-        ("第三人", set()),  # numeral and unit make a word
+        ("第三人", set()),  # an ordinal: a party, not three people
+        ("检查人员进行现场检查，不得少于两人", {2}),
+        ("自期满之日起第三十日", set()),  # an ordinal day, in any unit
         ("9．天平", set()),  # item 9 of a list, a balance
         ("罚款5000元", {5000}),
         ("连续驾驶时间不得超过四个小时", {4}),

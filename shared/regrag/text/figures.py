@@ -33,12 +33,13 @@ _CHINESE_NUMBER = rf"[{FIGURE_DIGITS}]+(?:点[{FIGURE_DIGITS}]+)?"
 
 def _figure(where: str) -> re.Pattern[str]:
     """A number with a unit, in a regulation's text (TEXT) or in a question (QUESTION): Arabic digits with any unit
-    of data/units.tsv, a Chinese numeral with a unit that is not also a word ending there (第三人 is no figure;
-    nor, in a question, 三元锂电池), or 百分之…"""
+    of data/units.tsv, a Chinese numeral with a unit that is not also a word ending there (not, in a question,
+    三元锂电池), or 百分之… A Chinese numeral after 第 is an ordinal, no figure in any unit: 第三人 is a party, not
+    three people, so 不得少于两人 can count as a figure in 人."""
     return re.compile(
         rf"{_ARABIC_NUMBER}\s*(?:{figure_units(where, chinese=False)})"
         rf"|{PERCENT}[{PERCENT_DIGITS}]+"
-        rf"|{_CHINESE_NUMBER}(?:{figure_units(where, chinese=True)})"
+        rf"|(?<![第{FIGURE_DIGITS}]){_CHINESE_NUMBER}(?:{figure_units(where, chinese=True)})"
     )
 
 
