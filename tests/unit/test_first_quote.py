@@ -764,3 +764,43 @@ def test_a_unit_saying_may_about_another_matter_does_not_outweigh_the_item_namin
     first = compose_answer(question, ranked((doc, "第二十四条")), source_text=texts(doc)).bullets[0]
     assert "（三）偏远地区和海岛可再生能源独立电力系统建设" in first.span and "用于支持以下事项：" in first.span
     assert "接网费用" not in first.span
+
+
+LAND_APPROVAL = """# 某某土地法
+
+第三十五条 永久基本农田经依法划定后，任何单位和个人不得擅自占用或者改变其用途。\
+重点建设项目选址确实难以避让永久基本农田，涉及土地征收的，必须经国务院批准。
+
+第四十六条 征收下列土地的，由国务院批准：
+
+（一）永久基本农田；
+
+（二）永久基本农田以外的耕地超过三十五公顷的；
+
+（三）其他土地超过七十公顷的。
+
+征收前款规定以外的土地的，由省、自治区、直辖市人民政府批准。
+"""
+
+
+def test_the_state_council_is_an_authority_so_the_item_under_its_approval_answers_who_approves():
+    """由国务院批准 names the authority as 由省…人民政府批准 does: the item on 40 hectares of arable land is quoted
+    under the lead-in naming the State Council, not the 款 on the land left over."""
+    doc = act("syn-land", LAND_APPROVAL)
+    question = "某光伏项目需要征收永久基本农田以外的耕地40公顷，由哪一级批准？"
+    answer = compose_answer(question, ranked((doc, "第四十六条")), source_text=texts(doc))
+    first = answer.bullets[0].span
+    assert "由国务院批准：" in first and "超过三十五公顷" in first
+
+
+def test_a_figure_of_the_askers_case_puts_the_quote_stating_a_threshold_in_its_unit_first():
+    doc = act("syn-land", LAND_APPROVAL)
+    cands = ranked((doc, "第三十五条"), (doc, "第四十六条"))
+    case = compose_answer("要征收大约40公顷一般耕地，征地要报哪一级批准？", cands, source_text=texts(doc))
+    assert firsts(case) == [("syn-land", "第四十六条"), ("syn-land", "第三十五条")]
+    # no figure of the case: the ranking's order stands
+    plain = compose_answer("要征收一般耕地，征地要报哪一级批准？", cands, source_text=texts(doc))
+    assert firsts(plain) == [("syn-land", "第三十五条"), ("syn-land", "第四十六条")]
+    # a figure asked: rule 1 reads the unit asked, not the unit the case is told in
+    asked = compose_answer("征收40公顷耕地，批准要在几天内作出？", cands, source_text=texts(doc))
+    assert firsts(asked) == [("syn-land", "第三十五条"), ("syn-land", "第四十六条")]

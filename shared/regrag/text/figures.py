@@ -186,6 +186,16 @@ def stated_quantities(question: str, besides: tuple[str, ...] = ()) -> set[Quant
     }
 
 
+def case_units(question: str) -> frozenset[str]:
+    """The units (their symbols) of the figures a question states, calendar dates aside: 征收耕地40公顷 → {ha}."""
+    return units_of_figures(_without_calendar(question))
+
+
+def units_of_figures(text: str) -> frozenset[str]:
+    """The units (their symbols) of the figures `text` states."""
+    return frozenset().union(*(unit_tags(match.group(0)) for match in FIGURE.finditer(text)))
+
+
 def states_figure(text: str) -> bool:
     """Whether `text` states any number with a unit."""
     return bool(FIGURE.search(text))
