@@ -289,3 +289,31 @@ def test_the_level_is_low_when_no_quote_states_a_figure_the_question_states(doc)
     assert plain.level in ("high", "medium") and verdict.confidence.level == "low"
     verdict, _ = _judged(doc, "计划检修停电要提前7天通知用户吗？", "第二十八条")  # stated and quoted: no cap
     assert not verdict.confidence.inputs["signals"]["stated_unquoted"] and verdict.confidence.level != "low"
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("家里装屋顶光伏之前必须先办“光伏安装许可证”，到哪个部门办？", ("光伏安装许可证",)),
+        ('法律上说的"夜间"是几点到几点？', ("夜间",)),
+        ("「以租代征」合法吗？", ("以租代征",)),
+        ("可以注册“热词”“名人姓名”商标吗？", ("热词", "名人姓名")),
+        ("他说：“我不交。”怎么办？", ()),  # a sentence quoted, not a name
+        ("供电企业停电要提前几天通知？", ()),
+    ],
+)
+def test_the_terms_a_question_puts_in_quotation_marks_are_the_names_it_takes_the_law_to_use(question, named):
+    assert analyse(question, Filters()).named_terms == named
+
+
+def test_a_term_the_question_quotes_that_no_quote_contains_decides_alone(doc):
+    """计划检修 is the regulation's word; “检修停电许可证” is no licence it names: whatever 第二十八条 says about
+    notice, it is not about that licence."""
+    chunks = [c for c in doc.chunks if c.article == "第二十八条"]
+    cands = [Candidate(c, 1.0, dense_score=0.95, fused_score=0.09) for c in chunks]
+    rule = AbstentionRule(below=0.1)
+    named = signals_of(doc, "供电企业“计划检修”停电前，要先办“检修停电许可证”吗？", cands)
+    assert named.named_unquoted and rule.abstains(replace(named, overall=0.95))
+    assert "问题中加引号的用语在引文中没有出现" in rule.reasons(named)
+    used = signals_of(doc, "供电企业“计划检修”停电，要提前几天通知用户？", cands)
+    assert not used.named_unquoted and not rule.abstains(replace(used, overall=0.95))

@@ -79,6 +79,8 @@ class Question:
             read alone: what the quote must also show (query/quote.py). Empty for a question that asks one thing.
         chinese: it is written in Chinese (at least MIN_CHINESE_SHARE of its characters): the corpus is Chinese
             text and the lexical leg reads Chinese words, so another language gets a note asking for Chinese.
+        named_terms: the terms it puts in quotation marks (办“光伏安装许可证”, 法律上说的“夜间”): names the asker takes
+            the law to use, which a quote answering it uses too.
     """
 
     text: str
@@ -96,6 +98,7 @@ class Question:
     chinese: bool = True
     focus: frozenset[str] = frozenset()
     parts: tuple[Part, ...] = ()
+    named_terms: tuple[str, ...] = ()
 
     def coverage(self, text: str) -> float:
         """Share of the keyword weight found in `text` (0–1)."""
@@ -152,7 +155,12 @@ def analyse(
         chinese=in_chinese(text),
         focus=frozenset(k.term for k in keywords if k.term in asking_clause(text)),
         parts=_parts(text, keywords),
+        named_terms=tuple(_NAMED.findall(text)),
     )
+
+
+# a term in quotation marks, Chinese or ASCII ones (“…” 「…」 "…"), up to the length of a name (并网安全性评价备案 is 9)
+_NAMED = re.compile(r"[“「\"]([^”」\"，。？！]{2,12})[”」\"]")
 
 
 # the words that make a clause a question (多少 / 几 / 什么 / 哪 / 谁 / 吗 / 怎么 / 是否 …): standard Chinese
