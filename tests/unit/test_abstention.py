@@ -317,3 +317,5 @@ def test_a_term_the_question_quotes_that_no_quote_contains_decides_alone(doc):
     assert "问题中加引号的用语在引文中没有出现" in rule.reasons(named)
     used = signals_of(doc, "供电企业“计划检修”停电，要提前几天通知用户？", cands)
     assert not used.named_unquoted and not rule.abstains(replace(used, overall=0.95))
+    act = signals_of(doc, "按“电力供应与使用条例”，计划检修停电要提前几天通知用户？", cands)
+    assert not act.named_unquoted  # the act's name is in the citation, not the article

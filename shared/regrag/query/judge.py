@@ -265,8 +265,22 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
         stated_unquoted=bool(q.presumed_figures) and not states_values(q.presumed_figures, spans),
         focused=focused(q, ranked, top_n),
         rule_place_uncovered=_uncovered(q.rule_places, near, spans),
-        named_unquoted=any(to_halfwidth(t) not in to_halfwidth(spans) for t in q.named_terms),
+        named_unquoted=_named_unquoted(q, quotes, ranked),
     )
+
+
+def _named_unquoted(q: Question, quotes: Quotes, ranked: Sequence[Candidate]) -> bool:
+    """A term the question puts in quotation marks is in none of the articles quoted, their titles included
+    (“电力法” names the act; a 款 not shown still uses the article's words)."""
+    if not q.named_terms:
+        return False
+    quoted = {b.chunk_id for b in quotes.bullets}
+    read = to_halfwidth(
+        "".join(b.citation.title for b in quotes.bullets)
+        + "".join(c.chunk.text for c in ranked if c.chunk.id in quoted)
+        + quotes.text
+    )
+    return any(to_halfwidth(term) not in read for term in q.named_terms)
 
 
 def _uncovered(named: PlaceScope, near: set[str], spans: str) -> bool:
