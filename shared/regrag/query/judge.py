@@ -141,11 +141,10 @@ class AbstentionRule:
     names one: the 8 answered questions that name a unit all get it quoted. A question asking a place's own rule (its
     标准, 补贴, 条例 …: text/places.py `rule_authors`) when nothing quoted from is of that place decides alone: a
     national article is not that place's rule however well it matches (5 unanswerable questions answered, 2 at high
-    confidence; none of the answerable ones asks so: bench/README.md). A term the question puts in quotation marks that
-    no quote contains decides alone too (办“光伏并网许可证”, “隔墙售电”): the name the asker takes the law to use is not
-    the law's. On every set it refused 9 unanswerable questions (4 of them blind) and 2 answerable lay ones (“热词”,
-    “以租代征”), neither with a right first quote; at 0.3 it refused one blind question instead of four (bench/README.md
-    stop 46)."""
+    confidence; none of the answerable ones asks so: bench/README.md). A name the question puts in quotation marks
+    (办“光伏并网许可证”: five characters or more, `query/question.py` `_NAMED`) that none of the articles quoted
+    contains decides alone too: the licence or filing the asker takes the law to name is not the law's. On every set it
+    refused 7 unanswerable questions (4 of them blind) and no answerable one (bench/README.md stop 46)."""
 
     below: float
     figure_penalty: float = 0.8
