@@ -314,9 +314,11 @@ def test_a_term_the_question_quotes_that_no_quote_contains_decides_alone(doc):
     cands = [Candidate(c, 1.0, dense_score=0.95, fused_score=0.09) for c in chunks]
     rule = AbstentionRule(below=0.1)
     named = signals_of(doc, "供电企业计划检修停电前，要先办“检修停电许可证”吗？", cands)
-    assert named.named_unquoted and rule.abstains(replace(named, overall=0.95))
-    assert "问题中加引号的用语在引文中没有出现" in rule.reasons(named)
+    assert named.unquoted_names == ("检修停电许可证",) and rule.abstains(replace(named, overall=0.95))
+    assert "问题中加引号的名称“检修停电许可证”在检索到的条文中没有出现" in rule.reasons(named)
+    replayed = Signals.from_dict(json.loads(json.dumps(named.to_dict())))  # what bench/abstention.py reads back
+    assert replayed.unquoted_names == named.unquoted_names and rule.reasons(replayed) == rule.reasons(named)
     used = signals_of(doc, "“供电设施计划检修”停电，要提前几天通知用户？", cands)
-    assert not used.named_unquoted and not rule.abstains(replace(used, overall=0.95))
+    assert not used.unquoted_names and not rule.abstains(replace(used, overall=0.95))
     act = signals_of(doc, "按“电力供应与使用条例”，计划检修停电要提前几天通知用户？", cands)
-    assert not act.named_unquoted  # the act's name is in the citation, not the article
+    assert not act.unquoted_names  # the act's name is in the citation, not the article

@@ -105,9 +105,9 @@ class Signals:
     # the question asks for a place's own rule (四川省…补偿标准, 海南省供用电条例对…) and nothing quoted from comes from
     # that place or names it: whatever the quotes say, they are not that rule
     rule_place_uncovered: bool = False
-    # a term the question puts in quotation marks (办“光伏并网许可证”) is in no quote: the name the asker takes the law
-    # to use is not the law's, the mark of a licence or procedure that does not exist
-    named_unquoted: bool = False
+    # the names the question puts in quotation marks (办“光伏并网许可证”) that no article quoted contains: the name
+    # the asker takes the law to use is not the law's, the mark of a licence or filing that does not exist
+    unquoted_names: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -118,7 +118,10 @@ class Signals:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Signals:
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+        found = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        if "unquoted_names" in found:  # a list once read back from JSON
+            found["unquoted_names"] = tuple(found["unquoted_names"])
+        return cls(**found)
 
 
 @dataclass(frozen=True)
@@ -164,8 +167,9 @@ class AbstentionRule:
             found.append((PLACE_UNCOVERED, self.place_penalty))
         if s.stated_unquoted:
             found.append(("问题所述的数值在引文中没有出现", self.stated_penalty))
-        if s.named_unquoted:
-            found.append(("问题中加引号的用语在引文中没有出现", self.named_penalty))
+        if s.unquoted_names:
+            names = "、".join(f"“{name}”" for name in s.unquoted_names)
+            found.append((f"问题中加引号的名称{names}在检索到的条文中没有出现", self.named_penalty))
         if s.rule_place_uncovered:
             found.append(("排在前列的条文中没有问题所问地区本地的规定", self.rule_place_penalty))
         return found
@@ -264,22 +268,22 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
         stated_unquoted=bool(q.presumed_figures) and not states_values(q.presumed_figures, spans),
         focused=focused(q, ranked, top_n),
         rule_place_uncovered=_uncovered(q.rule_places, near, spans),
-        named_unquoted=_named_unquoted(q, quotes, ranked),
+        unquoted_names=_unquoted_names(q, quotes, ranked),
     )
 
 
-def _named_unquoted(q: Question, quotes: Quotes, ranked: Sequence[Candidate]) -> bool:
-    """A term the question puts in quotation marks is in none of the articles quoted, their titles included
-    (“电力法” names the act; a 款 not shown still uses the article's words)."""
+def _unquoted_names(q: Question, quotes: Quotes, ranked: Sequence[Candidate]) -> tuple[str, ...]:
+    """The names the question puts in quotation marks that none of the articles quoted contains, their titles
+    included (“电力供应与使用条例” names the act; a 款 not shown still uses the article's words)."""
     if not q.named_terms:
-        return False
+        return ()
     quoted = {b.chunk_id for b in quotes.bullets}
     read = to_halfwidth(
         "".join(b.citation.title for b in quotes.bullets)
         + "".join(c.chunk.text for c in ranked if c.chunk.id in quoted)
         + quotes.text
     )
-    return any(to_halfwidth(term) not in read for term in q.named_terms)
+    return tuple(term for term in q.named_terms if to_halfwidth(term) not in read)
 
 
 def _uncovered(named: PlaceScope, near: set[str], spans: str) -> bool:
