@@ -64,7 +64,7 @@ from regrag.query.fit import FIGURE, Fit
 from regrag.query.forms import PENALTY, forms
 from regrag.query.question import Question
 from regrag.query.temporal import MIN_SHORT_TITLE
-from regrag.text.figures import case_units, units_of_figures
+from regrag.text.figures import units_of_figures
 from regrag.text.legal import QUOTE_OPENING_RE
 from regrag.text.relations import title_key
 
@@ -255,7 +255,7 @@ def _penalises(quote: Quote, body: re.Pattern[str]) -> bool:
 
 def _threshold_for_case(q: Question, quotes: Sequence[Quote]) -> int | None:
     """Rule 7 (the module docstring)."""
-    units = case_units(q.text)
+    units = q.case_units
     if not units or q.asks_figure or units_of_figures(quotes[0][0].span) & units:
         return None
     return next((i for i, quote in enumerate(quotes) if i and units_of_figures(quote[0].span) & units), None)

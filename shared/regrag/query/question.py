@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from regrag.domain.models import DocumentMeta, Filters
 from regrag.query.forms import PENALTY, Form, asked_forms
 from regrag.query.temporal import AsOf, resolve_as_of
-from regrag.text.figures import Quantity, asked_units, asks_figure, stated_quantities
+from regrag.text.figures import Quantity, asked_units, asks_figure, case_units, stated_quantities
 from regrag.text.places import PlaceScope, mentioned_provinces, rule_authors
 from regrag.text.segment import CJK_CHAR_RE, CLAUSE_RE, STOPWORDS, chinese_share, index_terms, load_terms, tokenize
 from regrag.text.sentences import split_sentences
@@ -79,6 +79,8 @@ class Question:
             read alone: what the quote must also show (query/quote.py). Empty for a question that asks one thing.
         chinese: it is written in Chinese (at least MIN_CHINESE_SHARE of its characters): the corpus is Chinese
             text and the lexical leg reads Chinese words, so another language gets a note asking for Chinese.
+        case_units: the units of every figure it states, calendar dates aside (征收…耕地40公顷 → 公顷's symbol): the
+            units its case is told in, whatever it asks (query/order.py rule 7).
         named_terms: the names it puts in quotation marks (办“光伏安装许可证”; not a short term, “三同时”: `_NAMED`):
             names the asker takes the law to use, which a quote answering it uses too.
     """
@@ -98,6 +100,7 @@ class Question:
     chinese: bool = True
     focus: frozenset[str] = frozenset()
     parts: tuple[Part, ...] = ()
+    case_units: frozenset[str] = frozenset()
     named_terms: tuple[str, ...] = ()
 
     def coverage(self, text: str) -> float:
@@ -155,6 +158,7 @@ def analyse(
         chinese=in_chinese(text),
         focus=frozenset(k.term for k in keywords if k.term in asking_clause(text)),
         parts=_parts(text, keywords),
+        case_units=case_units(text),
         named_terms=tuple(_NAMED.findall(text)),
     )
 
