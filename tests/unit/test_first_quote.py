@@ -251,6 +251,27 @@ def test_a_company_asking_its_penalty_reads_the_article_on_companies_before_the_
     assert firsts(officials)[0] == ("syn-emergency", "第六十三条")
 
 
+ENERGY_EMERGENCY = """# 某某能源法
+
+第七十三条 违反本法规定，能源企业在能源应急状态时不服从有关人民政府的统一指挥和安排的，由县级以上人民政府能源主管部门\
+责令改正；拒不改正的，对单位处十万元以上五十万元以下的罚款。
+
+第七十四条 有关单位在能源应急状态时哄抬价格的，由市场监督管理部门处五万元以上二十万元以下的罚款。
+"""
+
+
+def test_a_body_the_act_clause_names_as_its_object_is_not_who_is_punished():
+    """能源法 第七十三条 punishes 能源企业 for disobeying the government: it is not an article on officials, and rule 3
+    does not put another penalty before it."""
+    doc = act("syn-energy", ENERGY_EMERGENCY)
+    cands = ranked((doc, "第七十三条"), (doc, "第七十四条"))
+    asked = compose_answer(
+        "能源应急状态下能源企业不服从统一指挥和安排，拒不改正的罚多少？", cands, source_text=texts(doc)
+    )
+    assert firsts(asked) == [("syn-energy", "第七十三条"), ("syn-energy", "第七十四条")]
+    assert "对单位处十万元以上五十万元以下的罚款" in asked.bullets[0].span
+
+
 def test_a_lead_in_whose_list_is_plain_paragraphs_is_quoted_with_them():
     # 济南市电力管理条例 第七十四条: 本条例下列用语的含义：, then one definition per paragraph, no （一）
     doc = act("sd-0090", sample_text("sd-0090"), "sd")

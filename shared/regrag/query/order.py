@@ -23,6 +23,7 @@ order the one before it left:
    authority is named by, query/forms.py), and the first quote penalises one (地方各级人民政府…有关部门违反本法
    规定，不履行法定职责的) while a later one penalises someone else: the later one goes first. A company asking
    what it faces is answered by the article on 有关单位, not the one on the officials who should have stopped it.
+   A body the act clause names as its object (不服从有关人民政府的统一指挥) is not who acted (`_penalises`).
 4. it names an act (按能源法…: the title without 中华人民共和国, not inside a longer title it names) and the first
    quote is from another act while a later one is from that act: the later one goes first, one that holds what
    is asked if there is one. The user said which law; 矿产资源法's twin of 能源法 第七十三条 is not it.
@@ -80,6 +81,11 @@ LIABILITY = "liability"  # the form of a question asking who pays for a loss (�
 SPECIFIC_FORMS = frozenset({PENALTY, AUTHORITY, "time_limit", LIABILITY})
 # who an article's first clause is about: after a leading 违反本法规定，, up to the first ，。：；
 _SUBJECT = re.compile(r"(?:违反本[^，。]{0,12}规定，)?(?P<subject>[^，。：；]{0,60})")
+
+# a public body right after one of these (in the same phrase: no ，、 between) is the object of the act, not who
+# acted: the prepositions introducing whom an act is towards or by whose leave (向, 经, 未经, 按照, 依照; not 经营 or
+# 经济) or who decides (由), and the verbs whose object is an authority (服从, 拒绝, 阻挠, 阻碍, 干涉, 配合; 拒绝、阻挠…监督检查)
+_OBJECT_BEFORE = re.compile(r"(?:服从|向|未经|经(?![营济])|按照|依照|由|拒绝|阻挠|阻碍|干涉|配合)[^，、；。]{0,20}$")
 
 Quote = tuple[Bullet, Candidate, Fit]
 
@@ -249,8 +255,11 @@ def _acts_named(question: str, titles: Sequence[str]) -> set[str]:
 
 
 def _penalises(quote: Quote, body: re.Pattern[str]) -> bool:
-    """The quote's first clause names a public body: the article is about what that body did."""
-    return body.search(_act_clause(quote)) is not None
+    """The quote's first clause names a public body as who acted: the article is about what that body did. A body
+    the clause names as the object of the act (不服从有关人民政府的统一指挥, 未经…主管部门同意, 由公安部门责令改正)
+    is not who is punished: 能源法 第七十三条 punishes 能源企业 for disobeying the government."""
+    clause = _act_clause(quote)
+    return any(_OBJECT_BEFORE.search(clause[: found.start()]) is None for found in body.finditer(clause))
 
 
 def _threshold_for_case(q: Question, quotes: Sequence[Quote]) -> int | None:
