@@ -24,6 +24,7 @@ from regrag.query.quote import quote
 from regrag.query.render import FLOOR_NOTE
 from regrag.query.retrieve import measured
 from regrag.text.figures import STATED_FIGURE, asked_units, figure_in_units, figure_values
+from regrag.text.periods import stated_periods
 
 from conftest import SAMPLE, compose_answer, read_path_options
 
@@ -322,3 +323,35 @@ def test_a_term_the_question_quotes_that_no_quote_contains_decides_alone(doc):
     assert not used.unquoted_names and not rule.abstains(replace(used, overall=0.95))
     act = signals_of(doc, "按“电力供应与使用条例”，计划检修停电要提前几天通知用户？", cands)
     assert not act.unquoted_names  # the act's name is in the citation, not the article
+
+
+@pytest.mark.parametrize(
+    ("text", "periods"),
+    [
+        ("排污许可证每年要年检吗？", {"每年": (1, "a")}),
+        ("每季度向应急管理部门报送", {"每季度": (1, "quarter")}),
+        ("每两年参加一次培训", {"每两年": (2, "a")}),
+        ("每2年、每个月、每天", {"每2年": (2, "a"), "每个月": (1, "month"), "每天": (1, "d")}),
+        ("每公顷每年缴纳多少", {"每年": (1, "a")}),  # 公顷 is an area, not a period
+        ("供电企业停电要提前几天通知？", {}),
+    ],
+)
+def test_the_periods_a_text_states_after_mei(text, periods):
+    assert stated_periods(text) == periods
+
+
+def test_a_period_the_question_presumes_that_no_quote_states_decides_alone(doc):
+    """第三十九条 sets 每日 for the late-payment charge; no article quoted sets 每季度 for a notice: the duty
+    presumed to recur that often is not the regulation's."""
+    late = [c for c in doc.chunks if c.article == "第三十九条"]
+    cands = [Candidate(c, 1.0, dense_score=0.95, fused_score=0.09) for c in late]
+    rule = AbstentionRule(below=0.1)
+    daily = signals_of(doc, "用户逾期未交电费，供电企业每天按什么比例加收违约金？", cands)
+    assert not daily.unquoted_periods and not rule.abstains(replace(daily, overall=0.95))
+    notice = [c for c in doc.chunks if c.article == "第二十八条"]
+    cands = [Candidate(c, 1.0, dense_score=0.95, fused_score=0.09) for c in notice]
+    quarterly = signals_of(doc, "供电企业每季度要向用户公布一次计划检修停电安排，逾期不公布怎么办？", cands)
+    assert quarterly.unquoted_periods == ("每季度",) and rule.abstains(replace(quarterly, overall=0.95))
+    assert "问题所说的周期“每季度”在引文中没有出现" in rule.reasons(quarterly)
+    replayed = Signals.from_dict(json.loads(json.dumps(quarterly.to_dict())))  # what bench/abstention.py reads back
+    assert replayed.unquoted_periods == quarterly.unquoted_periods

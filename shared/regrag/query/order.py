@@ -83,8 +83,9 @@ SPECIFIC_FORMS = frozenset({PENALTY, AUTHORITY, "time_limit", LIABILITY})
 _SUBJECT = re.compile(r"(?:违反本[^，。]{0,12}规定，)?(?P<subject>[^，。：；]{0,60})")
 
 # a public body right after one of these (in the same phrase: no ，、 between) is the object of the act, not who
-# acted: the prepositions introducing whom an act is towards or by whose leave (向, 经, 未经, 按照, 依照; not 经营 or
-# 经济) or who decides (由), and the verbs whose object is an authority (服从, 拒绝, 阻挠, 阻碍, 干涉, 配合; 拒绝、阻挠…监督检查)
+# acted: the prepositions introducing whom an act is towards or by whose leave (向, 经, 未经, 按照, 依照; not 经营
+# or 经济) or who decides (由), and the verbs whose object is an authority (服从, 拒绝, 阻挠, 阻碍, 干涉, 配合;
+# 拒绝、阻挠…监督检查)
 _OBJECT_BEFORE = re.compile(r"(?:服从|向|未经|经(?![营济])|按照|依照|由|拒绝|阻挠|阻碍|干涉|配合)[^，、；。]{0,20}$")
 
 Quote = tuple[Bullet, Candidate, Fit]
