@@ -24,6 +24,7 @@ from regrag.query.quote import quote
 from regrag.query.render import FLOOR_NOTE
 from regrag.query.retrieve import measured
 from regrag.text.figures import STATED_FIGURE, asked_units, figure_in_units, figure_values
+from regrag.text.licences import licences_named
 from regrag.text.periods import stated_periods
 
 from conftest import SAMPLE, compose_answer, read_path_options
@@ -355,3 +356,33 @@ def test_a_period_the_question_presumes_that_no_quote_states_decides_alone(doc):
     assert "问题所说的周期“每季度”在引文中没有出现" in rule.reasons(quarterly)
     replayed = Signals.from_dict(json.loads(json.dumps(quarterly.to_dict())))  # what bench/abstention.py reads back
     assert replayed.unquoted_periods == quarterly.unquoted_periods
+
+
+@pytest.mark.parametrize(
+    ("text", "licences"),
+    [
+        ("在高压线路保护区里钓鱼要先办垂钓许可证吗？", ("垂钓许可证",)),
+        ("办理电力业务许可证需要什么条件", ("业务许可证",)),  # the word before names it; the article holds both
+        ("开店要先领取营业执照吗", ("营业执照",)),  # one word holding the document word
+        ("排污单位除撤销许可证外还要罚多少钱？", ()),  # what is done to a licence, not which it is
+        ("要先办许可证吗", ()),
+        ("去政府部门申请一个许可证要多久？", ()),
+        ("需要哪些相关许可证？", ()),
+    ],
+)
+def test_the_licences_a_question_names(text, licences):
+    assert licences_named(text) == licences
+
+
+def test_a_licence_the_question_names_that_no_quoted_article_names_decides_alone(doc):
+    """第三十七条 names the 承装(修)电力设施许可证; a 垂钓许可证 is no licence the regulation knows."""
+    chunks = [c for c in doc.chunks if c.article == "第三十七条"]
+    cands = [Candidate(c, 1.0, dense_score=0.95, fused_score=0.09) for c in chunks]
+    rule = AbstentionRule(below=0.1)
+    named = signals_of(doc, "没有承装电力设施许可证，能承装供电设施吗？", cands)
+    assert not named.unquoted_licences and not rule.abstains(replace(named, overall=0.95))
+    unknown = signals_of(doc, "承装供电设施之前要先办垂钓许可证吗？", cands)
+    assert unknown.unquoted_licences == ("垂钓许可证",) and rule.abstains(replace(unknown, overall=0.95))
+    assert "问题所说的“垂钓许可证”在检索到的条文中没有出现" in rule.reasons(unknown)
+    replayed = Signals.from_dict(json.loads(json.dumps(unknown.to_dict())))
+    assert replayed.unquoted_licences == unknown.unquoted_licences

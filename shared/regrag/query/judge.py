@@ -112,6 +112,9 @@ class Signals:
     # how often the question says a duty recurs (每年要年检, 每季度报送: text/periods.py), as written, where no quote
     # states that period: the rule that sets a recurring duty says how often, so the one presumed is not quoted
     unquoted_periods: tuple[str, ...] = ()
+    # the licences the question names (要先办垂钓许可证) that no article quoted names: a licence the law does not
+    # know, as a quoted name the law does not use
+    unquoted_licences: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -123,7 +126,7 @@ class Signals:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Signals:
         found = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        for listed in ("unquoted_names", "unquoted_periods"):  # lists once read back from JSON
+        for listed in ("unquoted_names", "unquoted_periods", "unquoted_licences"):  # lists once read back from JSON
             if listed in found:
                 found[listed] = tuple(found[listed])
         return cls(**found)
@@ -155,7 +158,9 @@ class AbstentionRule:
     refused 7 unanswerable questions (4 of them blind) and no answerable one (bench/README.md stop 46). So does a
     period the question says a duty recurs in (每年要年检, 每季度报送: text/periods.py) that no quote states: the
     rule that sets a recurring duty says how often. It refused 9 unanswerable questions of every set (2 of them
-    blind) and no answerable one (bench/README.md stop 47)."""
+    blind) and no answerable one (bench/README.md stop 47). A licence the question names (要先办垂钓许可证:
+    text/licences.py) that none of the articles quoted names weighs as a quoted name does: 6 unanswerable questions
+    refused (3 blind), no answerable one."""
 
     below: float
     figure_penalty: float = 0.8
@@ -179,6 +184,9 @@ class AbstentionRule:
         if s.unquoted_names:
             names = "、".join(f"“{name}”" for name in s.unquoted_names)
             found.append((f"问题中加引号的名称{names}在检索到的条文中没有出现", self.named_penalty))
+        if s.unquoted_licences:
+            licences = "、".join(f"“{name}”" for name in s.unquoted_licences)
+            found.append((f"问题所说的{licences}在检索到的条文中没有出现", self.named_penalty))
         if s.unquoted_periods:
             periods = "、".join(f"“{period}”" for period in s.unquoted_periods)
             found.append((f"问题所说的周期{periods}在引文中没有出现", self.period_penalty))
@@ -280,7 +288,8 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
         stated_unquoted=bool(q.presumed_figures) and not states_values(q.presumed_figures, spans),
         focused=focused(q, ranked, top_n),
         rule_place_uncovered=_uncovered(q.rule_places, near, spans),
-        unquoted_names=_unquoted_names(q, quotes, ranked),
+        unquoted_names=_unread(q.named_terms, quotes, ranked),
+        unquoted_licences=_unread(q.licences, quotes, ranked),
         unquoted_periods=_unquoted_periods(q, spans),
     )
 
@@ -293,10 +302,11 @@ def _unquoted_periods(q: Question, spans: str) -> tuple[str, ...]:
     return tuple(written for written, _ in q.periods)
 
 
-def _unquoted_names(q: Question, quotes: Quotes, ranked: Sequence[Candidate]) -> tuple[str, ...]:
-    """The names the question puts in quotation marks that none of the articles quoted contains, their titles
-    included (“电力供应与使用条例” names the act; a 款 not shown still uses the article's words)."""
-    if not q.named_terms:
+def _unread(names: tuple[str, ...], quotes: Quotes, ranked: Sequence[Candidate]) -> tuple[str, ...]:
+    """The `names` of the question (those it puts in quotation marks, the licences it names) that none of the
+    articles quoted contains, their titles included (“电力供应与使用条例” names the act; a 款 not shown still uses
+    the article's words)."""
+    if not names:
         return ()
     quoted = {b.chunk_id for b in quotes.bullets}
     read = to_halfwidth(
@@ -304,7 +314,7 @@ def _unquoted_names(q: Question, quotes: Quotes, ranked: Sequence[Candidate]) ->
         + "".join(c.chunk.text for c in ranked if c.chunk.id in quoted)
         + quotes.text
     )
-    return tuple(term for term in q.named_terms if to_halfwidth(term) not in read)
+    return tuple(term for term in names if to_halfwidth(term) not in read)
 
 
 def _uncovered(named: PlaceScope, near: set[str], spans: str) -> bool:

@@ -16,6 +16,7 @@ from regrag.domain.models import DocumentMeta, Filters
 from regrag.query.forms import PENALTY, Form, asked_forms
 from regrag.query.temporal import AsOf, resolve_as_of
 from regrag.text.figures import Quantity, asked_units, asks_figure, case_units, stated_quantities
+from regrag.text.licences import licences_named
 from regrag.text.periods import Period, stated_periods
 from regrag.text.places import PlaceScope, mentioned_provinces, rule_authors
 from regrag.text.segment import CJK_CHAR_RE, CLAUSE_RE, STOPWORDS, chinese_share, index_terms, load_terms, tokenize
@@ -84,6 +85,8 @@ class Question:
             units its case is told in, whatever it asks (query/order.py rule 7).
         named_terms: the names it puts in quotation marks (办“光伏安装许可证”; not a short term, “三同时”: `_NAMED`):
             names the asker takes the law to use, which a quote answering it uses too.
+        licences: the licences it names (要先办垂钓许可证 → 垂钓许可证: text/licences.py), which an article on that
+            licence names too.
         periods: how often it says something recurs (排污许可证每年要年检 → 每年: text/periods.py), as written, with
             the period's value: a duty presumed to recur that often, which the rule setting it states too.
     """
@@ -105,6 +108,7 @@ class Question:
     parts: tuple[Part, ...] = ()
     case_units: frozenset[str] = frozenset()
     named_terms: tuple[str, ...] = ()
+    licences: tuple[str, ...] = ()
     periods: tuple[tuple[str, Period], ...] = ()
 
     def coverage(self, text: str) -> float:
@@ -164,6 +168,7 @@ def analyse(
         parts=_parts(text, keywords),
         case_units=case_units(text),
         named_terms=tuple(_NAMED.findall(text)),
+        licences=licences_named(text),
         periods=tuple(stated_periods(text).items()),
     )
 

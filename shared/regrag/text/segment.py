@@ -67,6 +67,12 @@ def tokenize(text: str) -> list[str]:
     return [t for t in tokens if t and _is_word(t) and t not in STOPWORDS]
 
 
+def words(text: str) -> list[str]:
+    """Precise-mode jieba words of `text`, in order, each once (垂钓许可证 → 垂钓, 许可证): what a phrase is made
+    of, where `tokenize` gives every sub-word for search."""
+    return list(_segmenter().cut(text))
+
+
 # CJK Unified Ideographs and Extension A: the characters Chinese text is made of
 CJK_CHAR_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # a clause of a question: the text between the punctuation that ends or separates clauses (Chinese and ASCII)
