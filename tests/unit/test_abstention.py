@@ -386,3 +386,26 @@ def test_a_licence_the_question_names_that_no_quoted_article_names_decides_alone
     assert "问题所说的“垂钓许可证”在检索到的条文中没有出现" in rule.reasons(unknown)
     replayed = Signals.from_dict(json.loads(json.dumps(unknown.to_dict())))
     assert replayed.unquoted_licences == unknown.unquoted_licences
+
+
+def test_an_act_the_question_names_that_retrieval_found_and_nothing_quotes_decides_alone(doc):
+    """The question says 《电力设施保护条例》 requires a notice it does not: retrieval found that act, but what is
+    quoted is 电力供应与使用条例's notice article. The act named holds nothing on what is asked."""
+    other = build_document(
+        "docs/nat-reg-0091.md", Blob("docs/nat-reg-0091.md", (SAMPLE / "docs" / "nat-reg-0091.md").read_bytes(), 7),
+        None, 800,
+    )  # fmt: skip
+    notice = [Candidate(c, 1.0, dense_score=0.95, fused_score=0.09) for c in doc.chunks if c.article == "第二十八条"]
+    found = [*notice, Candidate(next(c for c in other.chunks if c.kind == "article"), 0.5, dense_score=0.9)]
+    rule = AbstentionRule(below=0.1)
+    presumed = signals_of(doc, "《电力设施保护条例》要求计划检修停电提前几天通知用户？", found, quoted_from=notice)
+    assert presumed.unquoted_acts == ("电力设施保护条例",) and rule.abstains(replace(presumed, overall=0.95))
+    assert "问题所说的《电力设施保护条例》中没有可引用的条文" in rule.reasons(presumed)
+    replayed = Signals.from_dict(json.loads(json.dumps(presumed.to_dict())))
+    assert replayed.unquoted_acts == presumed.unquoted_acts
+    # the act named is the one quoted: nothing to say
+    quoted = signals_of(doc, "《电力供应与使用条例》要求计划检修停电提前几天通知用户？", found, quoted_from=notice)
+    assert not quoted.unquoted_acts and not rule.abstains(replace(quoted, overall=0.95))
+    # an act retrieval did not find: the library may not hold it, which the refusal cannot tell
+    unfound = signals_of(doc, "《电力设施保护条例》要求计划检修停电提前几天通知用户？", notice)
+    assert not unfound.unquoted_acts

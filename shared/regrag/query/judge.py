@@ -32,13 +32,14 @@ from typing import Any
 from regrag.domain.results import Candidate
 from regrag.query.confidence import Confidence, assess
 from regrag.query.fit import ENUMERATION, FIGURE, PERMISSION
-from regrag.query.order import FIRST_AMONG
+from regrag.query.order import FIRST_AMONG, acts_named
 from regrag.query.question import Question
 from regrag.query.quote import Quotes
 from regrag.text.figures import figure_in_units, states_figure, states_values
 from regrag.text.normalize import to_halfwidth
 from regrag.text.periods import states_period
 from regrag.text.places import PlaceScope
+from regrag.text.relations import title_key
 
 BY_FLOOR = "floor"
 BY_NO_QUOTES = "no_quotes"
@@ -115,6 +116,9 @@ class Signals:
     # the licences the question names (要先办垂钓许可证) that no article quoted names: a licence the law does not
     # know, as a quoted name the law does not use
     unquoted_licences: tuple[str, ...] = ()
+    # the acts the question names (《安全生产法》要求…) that retrieval found, none of whose articles is quoted: the act
+    # named holds nothing on what is asked, the mark of a duty it does not set
+    unquoted_acts: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -126,7 +130,12 @@ class Signals:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Signals:
         found = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        for listed in ("unquoted_names", "unquoted_periods", "unquoted_licences"):  # lists once read back from JSON
+        for listed in (
+            "unquoted_names",
+            "unquoted_periods",
+            "unquoted_licences",
+            "unquoted_acts",
+        ):  # lists once read back from JSON
             if listed in found:
                 found[listed] = tuple(found[listed])
         return cls(**found)
@@ -160,7 +169,8 @@ class AbstentionRule:
     rule that sets a recurring duty says how often. It refused 9 unanswerable questions of every set (2 of them
     blind) and no answerable one (bench/README.md stop 47). A licence the question names (要先办垂钓许可证:
     text/licences.py) that none of the articles quoted names weighs as a quoted name does: 6 unanswerable questions
-    refused (3 blind), no answerable one."""
+    refused (3 blind), no answerable one. So does an act the question names that retrieval found when nothing
+    quoted is from it (《安全生产法》要求…每季度…: 3 unanswerable questions, 1 blind, no answerable one)."""
 
     below: float
     figure_penalty: float = 0.8
@@ -187,6 +197,9 @@ class AbstentionRule:
         if s.unquoted_licences:
             licences = "、".join(f"“{name}”" for name in s.unquoted_licences)
             found.append((f"问题所说的{licences}在检索到的条文中没有出现", self.named_penalty))
+        if s.unquoted_acts:
+            acts = "、".join(f"《{act}》" for act in s.unquoted_acts)
+            found.append((f"问题所说的{acts}中没有可引用的条文", self.named_penalty))
         if s.unquoted_periods:
             periods = "、".join(f"“{period}”" for period in s.unquoted_periods)
             found.append((f"问题所说的周期{periods}在引文中没有出现", self.period_penalty))
@@ -290,6 +303,7 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
         rule_place_uncovered=_uncovered(q.rule_places, near, spans),
         unquoted_names=_unread(q.named_terms, quotes, ranked),
         unquoted_licences=_unread(q.licences, quotes, ranked),
+        unquoted_acts=_unquoted_acts(q, quotes, ranked),
         unquoted_periods=_unquoted_periods(q, spans),
     )
 
@@ -300,6 +314,17 @@ def _unquoted_periods(q: Question, spans: str) -> tuple[str, ...]:
     if any(states_period(period, spans) for _, period in q.periods):
         return ()
     return tuple(written for written, _ in q.periods)
+
+
+def _unquoted_acts(q: Question, quotes: Quotes, ranked: Sequence[Candidate]) -> tuple[str, ...]:
+    """The acts the question names among those of the candidates (order.py `acts_named`: 安全生产法, not 能源法
+    inside 可再生能源法) when no quote is from one of them or from a version whose title holds the name (噪声污染防治法
+    as of 2021 is 环境噪声污染防治法). Only acts retrieval found: of an act it did not, the library may hold nothing."""
+    named = acts_named(q.text, [c.chunk.meta.title for c in ranked])
+    quoted = {title_key(b.citation.title) for b in quotes.bullets}
+    if not named or any(act in title for act in named for title in quoted):
+        return ()
+    return tuple(sorted(named))
 
 
 def _unread(names: tuple[str, ...], quotes: Quotes, ranked: Sequence[Candidate]) -> tuple[str, ...]:

@@ -240,14 +240,14 @@ def _shared_run(a: str, b: str) -> int:
 
 
 def _named_act(q: Question, quotes: Sequence[Quote]) -> int | None:
-    named = _acts_named(q.text, [quote[1].chunk.meta.title for quote in quotes])
+    named = acts_named(q.text, [quote[1].chunk.meta.title for quote in quotes])
     if not named or title_key(quotes[0][1].chunk.meta.title) in named:
         return None
     later = [i for i, (_, c, _) in enumerate(quotes) if i and title_key(c.chunk.meta.title) in named]
     return next((i for i in later if _specific(quotes[i][2])), later[0] if later else None)
 
 
-def _acts_named(question: str, titles: Sequence[str]) -> set[str]:
+def acts_named(question: str, titles: Sequence[str]) -> set[str]:
     """The acts among `titles` the question names (按能源法 → 能源法): by title key, at least MIN_SHORT_TITLE
     characters (the bound query/temporal.py reads a named act by), and not inside the name of another of them it
     names (能源法 in 可再生能源法)."""
