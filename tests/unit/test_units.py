@@ -111,6 +111,23 @@ def test_the_ranges_a_regulation_states(text: str, ranges: list[tuple[int, int]]
     assert [(low, high) for low, high, _ in figures.figure_ranges(text)] == ranges
 
 
+@pytest.mark.parametrize(
+    ("question", "text", "stated"),
+    [
+        ("卧室只有十七度，能退多少热费？", "卧室、起居室温度低于十八摄氏度、高于十六摄氏度的", True),
+        ("卧室只有十五度，能退多少热费？", "卧室、起居室温度低于十六摄氏度的", True),
+        ("罚了60万元，合法吗？", "处50万元以上的罚款", True),  # 以上 includes the figure (刑法 第九十九条)
+        ("罚了40万元，合法吗？", "处超过50万元的罚款", False),
+        ("罚了60万元，合法吗？", "处不超过50万元的罚款", False),
+        ("1000千伏线路保护区多宽？", "500千伏以下的线路", False),
+    ],
+)
+def test_a_figure_a_question_states_is_stated_by_a_bound_that_admits_it(question: str, text: str, stated: bool) -> None:
+    """A bound stated in the figure's unit that admits it: the rule covers the asker's case (each bound is read
+    alone, so of a band, 低于十八摄氏度、高于十六摄氏度, one side admitting it is enough)."""
+    assert figures.states_values(figures.stated_quantities(question), text) is stated
+
+
 def test_a_figure_a_question_states_is_stated_in_its_unit_inside_a_range_or_as_hours_for_days() -> None:
     """220千伏 is in the row 154—330千伏; 10万元 in 5万元以上20万元以下; a day is 24 hours (法定计量单位 表4), so
     停暖一天以上 is 超过二十四小时, and 24小时 is 1日; a number in another unit is another figure."""

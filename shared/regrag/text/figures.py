@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 
 from regrag.text.numerals import ARABIC, FIGURE_DIGITS, PERCENT_DIGITS, approximate, parse_numeral
 from regrag.text.units import (
@@ -146,12 +147,59 @@ def figure_ranges(text: str) -> list[tuple[int, int, frozenset[str]]]:
 
 def states_values(stated: frozenset[Quantity] | set[Quantity], text: str) -> bool:
     """Whether `text` states one of the figures a question states: the same number in a unit that answers for the
-    same thing (五年 / 5年, 一天 / 24小时; not 1000千伏 / 1000米) or one inside a range it states in such a unit
-    (220千伏 in 154—330千伏, 十万元 in 五万元以上二十万元以下)."""
+    same thing (五年 / 5年, 一天 / 24小时; not 1000千伏 / 1000米), one inside a range it states in such a unit
+    (220千伏 in 154—330千伏, 十万元 in 五万元以上二十万元以下) or one a bound it states admits (卧室只有十七度 under
+    卧室、起居室温度低于十八摄氏度、高于十六摄氏度的: the rule covers the asker's case)."""
     found = figure_quantities(text)
     if any(value == v and tags & t for value, tags in stated for v, t in found):
         return True
-    return any(low <= value <= high and tags & t for low, high, t in figure_ranges(text) for value, tags in stated)
+    if any(low <= value <= high and tags & t for low, high, t in figure_ranges(text) for value, tags in stated):
+        return True
+    return any(bound.admits(value) and tags & bound.tags for bound in figure_bounds(text) for value, tags in stated)
+
+
+# the words that make a figure a bound, and which side of it they admit. 以上, 以下 and 以内 include the figure
+# (刑法 第九十九条: 本法所称以上、以下、以内，包括本数); 超过, 不满, 低于 … exclude it
+_BOUND_BEFORE = (
+    ("不低于", "ge"), ("不少于", "ge"), ("不小于", "ge"),
+    ("不超过", "le"), ("不高于", "le"), ("不多于", "le"), ("不大于", "le"),
+    ("低于", "lt"), ("少于", "lt"), ("小于", "lt"), ("不足", "lt"), ("不满", "lt"), ("不到", "lt"),
+    ("高于", "gt"), ("超过", "gt"), ("多于", "gt"), ("大于", "gt"),
+)  # fmt: skip
+_BOUND_AFTER = (("以上", "ge"), ("以下", "le"), ("以内", "le"))
+_ADMITS = {
+    "ge": lambda value, x: value >= x,
+    "le": lambda value, x: value <= x,
+    "lt": lambda value, x: value < x,
+    "gt": lambda value, x: value > x,
+}
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A one-sided bound a text states (低于十八摄氏度 → lt 18 ℃)."""
+
+    side: str  # ge, le, lt, gt
+    value: int
+    tags: frozenset[str]
+
+    def admits(self, value: int) -> bool:
+        return bool(_ADMITS[self.side](value, self.value))
+
+
+def figure_bounds(text: str) -> list[Bound]:
+    """The bounds `text` states: a figure after 低于 / 不超过 … or before 以上 / 以下 / 以内."""
+    bounds = []
+    for match in FIGURE.finditer(text):
+        value = _value(match.group(0))
+        if value is None:
+            continue
+        before = text[max(0, match.start() - 3) : match.start()]
+        side = next((s for word, s in _BOUND_BEFORE if before.endswith(word)), None)
+        side = side or next((s for word, s in _BOUND_AFTER if text.startswith(word, match.end())), None)
+        if side:
+            bounds.append(Bound(side, value, unit_tags(match.group(0))))
+    return bounds
 
 
 # a day of the calendar (2015年, 2025年4月, 二〇一五年): the day a question is about (query/temporal.py), not a figure
