@@ -409,3 +409,13 @@ def test_an_act_the_question_names_that_retrieval_found_and_nothing_quotes_decid
     # an act retrieval did not find: the library may not hold it, which the refusal cannot tell
     unfound = signals_of(doc, "《电力设施保护条例》要求计划检修停电提前几天通知用户？", notice)
     assert not unfound.unquoted_acts
+
+
+def test_a_figure_asked_for_a_case_no_quote_states_is_refused(doc):
+    """Asked how many days' notice for a 1000千伏 line, 第二十八条 gives notice periods for any supply: its figures
+    are not for the case stated, so none is the answer. Asked whether 十五天 is the rule (no figure asked), the
+    article is quoted with the caution at low confidence (the test above)."""
+    verdict, _ = _judged(doc, "1000千伏线路计划检修停电，要提前几天通知用户？", "第二十八条")
+    assert verdict.confidence.inputs["signals"]["stated_unquoted"]
+    assert verdict.abstained_by == "confidence"
+    assert "问题所述的数值在引文中没有出现" in verdict.reasons

@@ -170,13 +170,18 @@ class AbstentionRule:
     blind) and no answerable one (bench/README.md stop 47). A licence the question names (要先办垂钓许可证:
     text/licences.py) that none of the articles quoted names weighs as a quoted name does: 6 unanswerable questions
     refused (3 blind), no answerable one. So does an act the question names that retrieval found when nothing
-    quoted is from it (《安全生产法》要求…每季度…: 3 unanswerable questions, 1 blind, no answerable one)."""
+    quoted is from it (《安全生产法》要求…每季度…: 3 unanswerable questions, 1 blind, no answerable one). A figure
+    the question states that no quote states (nor admits in a range or bound it states) decides alone when the
+    question asks for a figure as well: the figures quoted are for other cases than the one asked about."""
 
     below: float
     figure_penalty: float = 0.8
     anchor_penalty: float = 0.0
     place_penalty: float = 0.1
     stated_penalty: float = 0.3
+    # the same when the question asks for a figure too (1000千伏…导线边线向外延伸多少米): the figures quoted answer
+    # for other cases (500千伏 20米), not the one stated, so none of them is the answer
+    stated_asked_penalty: float = 1.0
     rule_place_penalty: float = 1.0
     named_penalty: float = 1.0
     period_penalty: float = 1.0
@@ -190,7 +195,8 @@ class AbstentionRule:
         if s.place_uncovered and not s.rule_place_uncovered:  # the sharper reason below says it
             found.append((PLACE_UNCOVERED, self.place_penalty))
         if s.stated_unquoted:
-            found.append(("问题所述的数值在引文中没有出现", self.stated_penalty))
+            penalty = self.stated_asked_penalty if s.asks_figure else self.stated_penalty
+            found.append(("问题所述的数值在引文中没有出现", penalty))
         if s.unquoted_names:
             names = "、".join(f"“{name}”" for name in s.unquoted_names)
             found.append((f"问题中加引号的名称{names}在检索到的条文中没有出现", self.named_penalty))
