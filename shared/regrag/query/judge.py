@@ -197,18 +197,15 @@ class AbstentionRule:
         if s.stated_unquoted:
             penalty = self.stated_asked_penalty if s.asks_figure else self.stated_penalty
             found.append(("问题所述的数值在引文中没有出现", penalty))
-        if s.unquoted_names:
-            names = "、".join(f"“{name}”" for name in s.unquoted_names)
-            found.append((f"问题中加引号的名称{names}在检索到的条文中没有出现", self.named_penalty))
-        if s.unquoted_licences:
-            licences = "、".join(f"“{name}”" for name in s.unquoted_licences)
-            found.append((f"问题所说的{licences}在检索到的条文中没有出现", self.named_penalty))
-        if s.unquoted_acts:
-            acts = "、".join(f"《{act}》" for act in s.unquoted_acts)
-            found.append((f"问题所说的{acts}中没有可引用的条文", self.named_penalty))
-        if s.unquoted_periods:
-            periods = "、".join(f"“{period}”" for period in s.unquoted_periods)
-            found.append((f"问题所说的周期{periods}在引文中没有出现", self.period_penalty))
+        # what the question names and the quotes do not: each reason names them, marked as the question marks them
+        for listed, mark, reason, penalty in (
+            (s.unquoted_names, "“{}”", "问题中加引号的名称{}在检索到的条文中没有出现", self.named_penalty),
+            (s.unquoted_licences, "“{}”", "问题所说的{}在检索到的条文中没有出现", self.named_penalty),
+            (s.unquoted_acts, "《{}》", "问题所说的{}中没有可引用的条文", self.named_penalty),
+            (s.unquoted_periods, "“{}”", "问题所说的周期{}在引文中没有出现", self.period_penalty),
+        ):
+            if listed:
+                found.append((reason.format("、".join(mark.format(name) for name in listed)), penalty))
         if s.rule_place_uncovered:
             found.append(("排在前列的条文中没有问题所问地区本地的规定", self.rule_place_penalty))
         return found
