@@ -10,6 +10,7 @@ from regrag.domain.results import Candidate
 from regrag.ingest.ingest import build_document
 from regrag.ops.answer_keys import is_fragment
 from regrag.ports import Blob
+from regrag.query.fit import key_characters
 from regrag.query.judge import RelevanceFloor
 from regrag.query.question import analyse
 from regrag.query.quote import quotable_candidates
@@ -825,3 +826,11 @@ def test_a_figure_of_the_askers_case_puts_the_quote_stating_a_threshold_in_its_u
     # a figure asked: rule 1 reads the unit asked, not the unit the case is told in
     asked = compose_answer("征收40公顷耕地，批准要在几天内作出？", cands, source_text=texts(doc))
     assert firsts(asked) == [("syn-land", "第三十五条"), ("syn-land", "第四十六条")]
+
+
+def test_the_key_characters_are_weighed_in_the_question_order_not_a_sets():
+    """Summed in a set's order, two units' weights could differ in the last bit from one process to the next (string
+    hashes are salted per process), so a tie broke differently and the same question quoted another 款."""
+    q = analyse("平房上方有高压线，房顶上还能加盖一层吗？", Filters())
+    chars = key_characters(q, ["架空电力线路保护区内不得兴建建筑物", "房屋不得增加高度"])
+    assert list(chars) == list(dict.fromkeys(c for k in q.keywords for c in k.term))

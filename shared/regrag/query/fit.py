@@ -96,7 +96,10 @@ def key_characters(q: Question, texts: Sequence[str]) -> dict[str, float]:
     idf `rarity` gives terms). What tells units apart when none holds a key term whole: a lay question's words
     (高压线, 房顶, 加盖) are not the statute's (架空电力线路, 房屋, 增加高度), yet share their morphemes (房, 加)."""
     n = len(texts)
-    chars = {c for k in q.keywords for c in k.term if "\u4e00" <= c <= "\u9fff"}
+    # in the order the question writes them, not a set's: `character_overlap` sums the weights in this order, and
+    # a set's order (string hashes differ between processes) made two units' float sums differ in the last bit
+    # from one run to the next, so a tie was broken differently and the same question quoted another 款
+    chars = dict.fromkeys(c for k in q.keywords for c in k.term if "\u4e00" <= c <= "\u9fff")
     return {c: math.log((n + 1) / (sum(c in t for t in texts) + 0.5)) for c in chars}
 
 
