@@ -37,7 +37,7 @@ from regrag.query.question import Question
 from regrag.query.quote import Quotes
 from regrag.text.figures import figure_in_units, states_figure, states_values
 from regrag.text.normalize import to_halfwidth
-from regrag.text.periods import states_period
+from regrag.text.periods import stated_periods
 from regrag.text.places import PlaceScope
 from regrag.text.relations import title_key
 
@@ -314,7 +314,7 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
 def _unquoted_periods(q: Question, spans: str) -> tuple[str, ...]:
     """The periods the question states (每年, 每季度) when the quotes state none of them; none when they state one
     (每公顷每年: the quote's 每年 is the period that matters, not the area's)."""
-    if any(states_period(period, spans) for _, period in q.periods):
+    if not q.periods or {period for _, period in q.periods} & set(stated_periods(spans).values()):
         return ()
     return tuple(written for written, _ in q.periods)
 

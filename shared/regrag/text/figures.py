@@ -9,6 +9,7 @@ numbers, so a question's 五年 and a statute's 5年 are equal.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from dataclasses import dataclass
 
@@ -167,12 +168,7 @@ _BOUND_BEFORE = (
     ("高于", "gt"), ("超过", "gt"), ("多于", "gt"), ("大于", "gt"),
 )  # fmt: skip
 _BOUND_AFTER = (("以上", "ge"), ("以下", "le"), ("以内", "le"))
-_ADMITS = {
-    "ge": lambda value, x: value >= x,
-    "le": lambda value, x: value <= x,
-    "lt": lambda value, x: value < x,
-    "gt": lambda value, x: value > x,
-}
+_ADMITS = {"ge": operator.ge, "le": operator.le, "lt": operator.lt, "gt": operator.gt}
 
 
 @dataclass(frozen=True)
@@ -184,7 +180,7 @@ class Bound:
     tags: frozenset[str]
 
     def admits(self, value: int) -> bool:
-        return bool(_ADMITS[self.side](value, self.value))
+        return _ADMITS[self.side](value, self.value)
 
 
 def figure_bounds(text: str) -> list[Bound]:

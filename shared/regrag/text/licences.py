@@ -1,9 +1,9 @@
-"""The licences a question names (要先办垂钓许可证 → 垂钓许可证, 申领碳排放许可证 → 排放许可证).
+"""The licences a question names (要先办垂钓许可证 → 垂钓许可证, 办理电力业务许可证 → 业务许可证).
 
 A licence is named by the word before a licence document word (许可证, 执照, 资格证 …: the kinds 行政许可法 第三十九条
 lists), or by one word that holds both (营业执照). The word before does not name it when it says what is done to
 a licence (取得, 吊销 …), qualifies it (相关, 有效 …) or is a function word (哪些, 一个): data/licence_words.tsv.
-The name kept is that word and the document word only (排放许可证 of 碳排放许可证): an article naming the licence
+The name kept is that word and the document word only (业务许可证 of 电力业务许可证): an article naming the licence
 holds it however much longer the full name is.
 """
 

@@ -49,8 +49,3 @@ def stated_periods(text: str) -> dict[str, Period]:
             value = parse_numeral(count)
         out.setdefault(found.group(0), (value, _symbols()[found.group("unit")]))
     return out
-
-
-def states_period(period: Period, text: str) -> bool:
-    """`text` states `period` after 每, however it writes it."""
-    return period in stated_periods(text).values()

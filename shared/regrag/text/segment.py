@@ -68,8 +68,8 @@ def tokenize(text: str) -> list[str]:
 
 
 def words(text: str) -> list[str]:
-    """Precise-mode jieba words of `text`, in order, each once (垂钓许可证 → 垂钓, 许可证): what a phrase is made
-    of, where `tokenize` gives every sub-word for search."""
+    """Precise-mode jieba words of `text`, in order, without overlaps (垂钓许可证 → 垂钓, 许可证): what a phrase is
+    made of, where `tokenize` gives every sub-word for search."""
     return list(_segmenter().cut(text))
 
 
