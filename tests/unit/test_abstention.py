@@ -256,6 +256,25 @@ def test_candidates_all_from_one_document_are_near_the_question_though_its_words
     assert compose_answer(question, drifted, Filters(), source_text=lambda _: doc.text).abstained
 
 
+def test_a_place_named_is_not_what_five_articles_of_its_one_act_agree_on():
+    """明天上海会下雨吗 lands on five articles of 上海市供用电条例 (the sample's one 上海 act), sharing nothing with it
+    but 上海: that is where the act applies, not what it is about, so the floor refuses as for 明天会下雨吗. A
+    question on what the act holds still passes."""
+    path = "docs/sh-0001.md"
+    act = build_document(path, Blob(path, (SAMPLE / path).read_bytes(), 7), None, 800)
+    articles = [c for c in act.chunks if c.kind == "article"][:5]
+    five = [Candidate(c, 1.0 / (i + 1), dense_score=0.85) for i, c in enumerate(articles)]
+    weather = "明天上海会下雨吗？"
+    q = analyse(weather, Filters())
+    assert all(c.features.coverage > 0 for c in measured(q, five))  # 上海 is in every one's breadcrumb
+    assert compose_answer(weather, five, Filters(), source_text=lambda _: act.text).abstained
+    asked = "上海的供电企业接到报修后多长时间要到现场？"
+    by_label = {c.article: c for c in act.chunks}
+    near = [Candidate(by_label[a], 1.0 / (i + 1), dense_score=0.85) for i, a in
+            enumerate(["第十三条", "第三十七条", "第三十三条", "第十五条", "第十二条"])]  # fmt: skip
+    assert not compose_answer(asked, near, Filters(), source_text=lambda _: act.text).abstained
+
+
 def _judged(doc, question, article):
     q = analyse(question, Filters())
     chunks = [c for c in doc.chunks if c.article == article]

@@ -266,13 +266,15 @@ def focused(q: Question, ranked: Sequence[Candidate], top_n: int) -> bool:
     key terms, in a search that could reach others (one filtered to named documents always agrees with itself and
     says nothing). The shared terms keep a vector's drift out: in a small corpus a question on a topic it lacks
     (建风电场要做环评吗, the sample) can land on five articles of one act that share none of its words but the
-    first. A corpus of one document is not told apart from a focused search."""
+    first. A corpus of one document is not told apart from a focused search. A place the question names is not a
+    shared term: it picks that place's one act (明天上海会下雨吗 → 上海市供用电条例 five times on the sample) whatever
+    is asked."""
     top = ranked[:top_n]
     return (
         not q.filters.doc_id
         and len(top) == top_n
         and len({c.chunk.doc_id for c in top}) == 1
-        and all(c.features.coverage > 0 for c in top)
+        and all(c.features.coverage > 0 and q.shares_beyond_places(c.chunk.text + c.chunk.breadcrumb) for c in top)
     )
 
 

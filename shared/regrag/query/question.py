@@ -115,6 +115,12 @@ class Question:
         """Share of the keyword weight found in `text` (0–1)."""
         return coverage(text, self.keywords)
 
+    def shares_beyond_places(self, text: str) -> bool:
+        """`text` holds a key term that is not (inside) a place the question names: 上海 alone in 上海市供用电条例
+        says where a rule applies, not that it is on what is asked (明天上海会下雨吗)."""
+        names = self.places.names
+        return any(k.term in text for k in self.keywords if not any(k.term in name for name in names))
+
     def asking(self, part: Part) -> Question:
         """The question as one of its parts asks it: that sentence's key terms (all of them its focus), its forms
         and the figure it asks; what picks the unit that answers that part."""
