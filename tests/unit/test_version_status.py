@@ -96,3 +96,23 @@ def test_the_document_view_says_a_date_only_the_metadata_gives_and_an_end_set_by
     ended = DocumentMeta("ods-old", "消耗臭氧层物质管理条例", effective_date="2018-03-19", effective_to="2023-12-29")
     assert "该日期待核" in reader_notes(ended, ODS_NEW)["effective_to"]
     assert "effective_to" not in reader_notes(ended, NEW)  # a successor whose date the text confirms
+
+
+def test_an_article_no_article_of_the_other_version_reads_like_is_not_said_to_have_no_counterpart(hash_services):
+    """The counterpart is found by wording, so a rewritten article is missed: old 环境噪声污染防治法 第五十六条
+    (夜间施工 penalty) is 噪声污染防治法 第七十七条（二） in other words. The reader is told none reads like it,
+    not that none corresponds; an article whose wording was kept still names its counterpart."""
+    from regrag.query.lookups import NO_COUNTERPART_NOTE, StoreLookups
+
+    from conftest import ingest_sample
+
+    ingest_sample(hash_services, ["nat-law-0067", "nat-law-0018"])
+    lookups = StoreLookups(hash_services.store)
+    new = lookups.meta("nat-law-0018")
+    cited = Citation("中华人民共和国环境噪声污染防治法", "2018-12-29", None, "nat-law-0067", "第五十六条")
+    missed = lookups.counterpart(cited, new)
+    assert missed is not None and missed["article"] is None and missed["note"] == NO_COUNTERPART_NOTE
+    assert "没有与本条对应" not in NO_COUNTERPART_NOTE and "可能已被改写" in NO_COUNTERPART_NOTE
+    first = Citation("中华人民共和国环境噪声污染防治法", "2018-12-29", None, "nat-law-0067", "第一条")
+    kept = lookups.counterpart(first, new)
+    assert kept is not None and kept["article"] == "第一条" and "note" not in kept

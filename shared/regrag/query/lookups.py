@@ -10,6 +10,11 @@ from regrag.domain.results import Citation
 from regrag.ports import ChunkStore
 from regrag.views.version_diff import Article, articles_of, counterpart
 
+# what the reader is told when no article of the other version reads like the cited one: the match is by wording
+# (views/version_diff.py), so a rewritten article (旧噪声法 第五十六条 → 噪声污染防治法 第七十七条（二）) is missed,
+# and "none corresponds" would state what was not checked
+NO_COUNTERPART_NOTE = "未找到文字相近的条文：本条可能已被改写、拆分或删除，请查阅该版本全文"
+
 
 class StoreLookups:
     """One request's reads of the store, each document read once."""
@@ -44,7 +49,14 @@ class StoreLookups:
             return None
         found = counterpart(cited.label, cited.text, self.articles(other.doc_id))
         if found is None:
-            return {"doc_id": other.doc_id, "title": other.title, "article": None, "text": None, "similarity": 0.0}
+            return {
+                "doc_id": other.doc_id,
+                "title": other.title,
+                "article": None,
+                "text": None,
+                "similarity": 0.0,
+                "note": NO_COUNTERPART_NOTE,
+            }
         article, score = found
         return {
             "doc_id": other.doc_id,

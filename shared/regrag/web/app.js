@@ -495,7 +495,7 @@ function counterpartNote(citation) {
   const other = citation.counterpart;
   if (!other || !citation.version_status || citation.version_status === 'in_force') return null;
   const which = citation.version_status === 'not_yet_in_force' ? '当时有效的版本' : '新版本';
-  if (!other.article) return h('p', { class: 'counterpart' }, `${which}中没有与本条对应的条文。`);
+  if (!other.article) return h('p', { class: 'counterpart' }, `${which}：${other.note || ''}。`);
   return h('details', { class: 'counterpart' },
     h('summary', null, `${which}对应条文：${other.article}`),
     h('p', { class: 'counterpart-text' }, other.text || ''));

@@ -12,6 +12,7 @@ from typing import Any
 from regrag.domain.errors import NotFound
 from regrag.ops.exports.labels import AS_OF_SOURCES, filter_summary, version_words
 from regrag.ops.exports.memo import DISCLAIMER, Block, Heading, Link, Memo, Quote, Rule, para
+from regrag.query.lookups import NO_COUNTERPART_NOTE
 
 TITLE = "法规检索结果"
 
@@ -82,7 +83,8 @@ def _bullet(n: int, bullet: dict[str, Any], link: Any) -> list[Block]:
     if counterpart and cite.get("version_status") not in (None, "in_force"):
         which = "当时有效的版本" if cite.get("version_status") == "not_yet_in_force" else "新版本"
         target = counterpart.get("article")
-        blocks.append(para(f"{which}对应条文：{target}" if target else f"{which}中没有与本条对应的条文", small=True))
+        found = f"{which}对应条文：{target}" if target else f"{which}：{counterpart.get('note') or NO_COUNTERPART_NOTE}"
+        blocks.append(para(found, small=True))
     if cite.get("note"):
         blocks.append(para(f"⚠ {cite['note']}", small=True))
     where = link(cite.get("doc_id", ""), cite.get("article"))
