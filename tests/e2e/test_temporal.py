@@ -131,3 +131,21 @@ def test_the_window_pairs_of_the_sample():
         "nat-reg-0035",
         "nat-reg-0081",
     ]
+
+
+def test_a_past_day_whose_law_the_library_holds_only_in_later_versions_is_told_so(e5_services):
+    """2015年 is searched among the versions in force on 2015-12-31: 电力供应与使用条例 is stored only as amended
+    in 2019 (the 1996 text is not in the sample), so the answer quotes the 河南 and 济南 rules in force then. The
+    reader is told the library lacks the national acts' text of that day, not left to read "no national rule"
+    as the law's silence; asked of 1990, before any of the texts, the refusal says so first."""
+    past = ask(e5_services, "2015年时，供电企业计划检修停电要提前几天通知用户？")
+    assert past["temporal"]["as_of"] == "2015-12-31" and not past["abstained"]
+    held = [n for n in past["notes"] if n.startswith("库中")]
+    assert len(held) == 1 and "《电力供应与使用条例》（2019-03-02起施行）" in held[0] and "2015-12-31" in held[0]
+    assert "上海" not in held[0]  # a place's rule the question is not about is not named
+    assert held[0] in past["answer_zh"]
+    before = ask(e5_services, "供电企业计划检修停电要提前几天通知用户？", as_of="1990-01-01")
+    assert before["abstained"] and before["notes"][0].startswith("库中《")
+    assert before["answer_zh"].index("库中《") < before["answer_zh"].index("用语重合很少")
+    today = ask(e5_services, "供电企业计划检修停电要提前几天通知用户？")
+    assert not any(n.startswith("库中") for n in today["notes"])

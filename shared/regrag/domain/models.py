@@ -55,6 +55,7 @@ IMPLEMENTS = "implements"
 # a province nothing tells, a text that may be cut short
 PROVINCE_UNKNOWN = "province unknown"
 INCOMPLETE_TEXT = "text may be incomplete"
+NATIONAL = "national"  # the province of a rule that applies everywhere
 
 
 def warned(warnings: Sequence[str], kind: str) -> bool:

@@ -13,18 +13,22 @@ nothing else computes anything about the question.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from regrag import logs
 from regrag.domain.errors import InvalidInput
+from regrag.domain.models import DocumentMeta
 from regrag.domain.requests import QueryRequest
 from regrag.domain.results import Answer, Candidate
 from regrag.ports import ChunkStore, Composer, Reranker
+from regrag.query.held import later_only
+from regrag.query.held import note as held_note
 from regrag.query.judge import JudgeConfig, Verdict, floor_verdict, judge, unquoted_verdict
 from regrag.query.lookups import StoreLookups
 from regrag.query.question import Question, analyse
@@ -41,6 +45,7 @@ from regrag.query.render import (
 from regrag.query.rerank import STATUS_SKIPPED, rerank_candidates
 from regrag.query.retrieve import Retrieval, Retriever, measured
 from regrag.query.score import place_scope, score
+from regrag.query.temporal import SOURCE_TODAY
 from regrag.query.translate import NOT_TRANSLATED, QuestionTranslator, Translation, translate_question
 from regrag.views.catalog import CorpusCatalog
 from regrag.views.documents import structure_context
@@ -153,6 +158,10 @@ def answer(request: QueryRequest, path: ReadPath) -> Answered:
     if translation.note:
         composed = with_note(composed, translation.note)
     timings["compose"] = _ms(t)
+    held = _later_only(q, path, request, top_k, timings, lookups.meta)
+    if held:
+        # first when nothing is quoted: it, not the words shared, is why the law of that day is not found
+        composed = with_note(composed, held_note(q.as_of.date, held), first=composed.abstained)
 
     context = None
     if request.context:
@@ -174,6 +183,35 @@ def answer(request: QueryRequest, path: ReadPath) -> Answered:
         context,
         translation,
     )
+
+
+def _later_only(
+    q: Question,
+    path: ReadPath,
+    request: QueryRequest,
+    top_k: int,
+    timings: dict[str, float],
+    meta: Callable[[str], DocumentMeta | None],
+) -> list[DocumentMeta]:
+    """For a question about a past day: the acts it would be answered from among today's law that the library
+    holds only in versions later than that day (query/held.py). One more search, for those questions only."""
+    today = dt.date.today().isoformat()
+    if q.as_of.source == SOURCE_TODAY or q.as_of.date >= today or q.filters.include_superseded:
+        return []
+    t = time.perf_counter()
+    now = replace(q, filters=replace(q.filters, as_of=today))
+    pool = path.retriever.search(
+        now,
+        _corpora(request, path.catalog),
+        top_k=top_k,
+        timeout_s=request.corpus_timeout_s or path.options.corpus_timeout_s,
+        weights=request.corpus_weights,
+    )
+    ranked = score(now, pool.candidates, path.retriever.config.scoring, request.corpus_weights).candidates
+    provinces = {*q.filters.province, *q.places.provinces}
+    found = later_only(q.as_of.date, ranked, meta, path.options.judge.top_n, provinces)
+    timings["later_only"] = _ms(t)
+    return found
 
 
 def response(done: Answered) -> dict[str, Any]:

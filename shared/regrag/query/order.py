@@ -60,6 +60,7 @@ import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
+from regrag.domain.models import NATIONAL
 from regrag.domain.results import Bullet, Candidate
 from regrag.query.fit import FIGURE, Fit
 from regrag.query.forms import PENALTY, forms
@@ -75,7 +76,6 @@ FIRST_AMONG = 3  # the quotes that may be moved to the front
 SAME_ACT_CHARS = 8
 SAME_ACT_RATIO = 2.0
 # the kinds of provision whose answer is one specific thing a quote holds or not (query/forms.py)
-NATIONAL = "national"
 AUTHORITY = "authority"  # the form whose answering words name a public body
 LIABILITY = "liability"  # the form of a question asking who pays for a loss (谁赔 / 承担…责任)
 SPECIFIC_FORMS = frozenset({PENALTY, AUTHORITY, "time_limit", LIABILITY})

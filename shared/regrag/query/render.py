@@ -249,10 +249,14 @@ def answer_problems(answer: Answer) -> list[str]:
     return problems
 
 
-def with_note(answer: Answer, note: str) -> Answer:
+def with_note(answer: Answer, note: str, *, first: bool = False) -> Answer:
     """The same answer with one more line under 提示 (under the last block when the answer ends with one: two
-    reasons are two lines of one 提示, not two 提示)."""
-    last = answer.answer_zh.rpartition("\n- ")[2]
-    head = "" if last.startswith(NOTE_HEAD) else f"\n- {NOTE_HEAD}"
+    reasons are two lines of one 提示, not two 提示); `first`: before the others, as the one that explains most."""
+    before, block, lines = answer.answer_zh.rpartition("\n- ")
+    if first and lines.startswith(NOTE_HEAD):
+        head, _, rest = lines.partition("\n")
+        text = f"{before}{block}{head}\n • {note}\n{rest}"
+        return replace(answer, answer_zh=text, notes=(note, *answer.notes), chinese_ratio=chinese_ratio(text))
+    head = "" if lines.startswith(NOTE_HEAD) else f"\n- {NOTE_HEAD}"
     text = f"{answer.answer_zh}{head}\n • {note}"
     return replace(answer, answer_zh=text, notes=(*answer.notes, note), chinese_ratio=chinese_ratio(text))
