@@ -32,6 +32,16 @@ def test_forms_are_read_from_how_the_question_asks():
     assert asked_forms("光伏电站的土地怎么使用") == ()
 
 
+def test_who_bears_a_cost_is_asked_of_the_clause_that_puts_it_on_someone_not_of_an_authority():
+    """检定费用由谁承担 asks who pays (由谁 + a verb of bearing), not which body decides: it was read as asking an
+    authority too, and the 款 naming 计量检定机构 was quoted instead of the one saying 检定费用由供电企业承担."""
+    assert [f.name for f in asked_forms("检定费用由谁承担？")] == ["liability"]
+    assert [f.name for f in asked_forms("由谁批准？")] == ["authority"]
+    liability = next(f for f in forms() if f.name == "liability")
+    assert liability.answered.search("异议成立的，检定费用由供电企业承担；")
+    assert not liability.answered.search("可以委托计量检定机构检定，供电企业应当配合。")
+
+
 def test_candidates_of_the_asked_kind_move_up_and_nothing_is_dropped():
     ranked = [
         cand("第一条", "为了加强电力供应与使用的管理，制定本条例。"),
