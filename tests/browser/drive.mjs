@@ -455,6 +455,15 @@ await step('answer_first', async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   try {
     await load();
+    // an empty question's message is brought onto the screen, not left below the form
+    await page.fill('#question', '');
+    await page.click('#search-button');
+    await page.waitForSelector('#error:not([hidden])');
+    const emptyError = await page.$eval('#error', (el) => {
+      const r = el.getBoundingClientRect();
+      return { top: r.top, bottom: r.bottom, viewport: window.innerHeight };
+    });
+    await load();
     await search({ question: QUESTION });
     const box = (sel) => page.$eval(sel, (el) => {
       const r = el.getBoundingClientRect();
@@ -477,7 +486,7 @@ await step('answer_first', async () => {
       evidence_visible: await page.locator('.evidence-item').first().isVisible(),
       page_height: await page.evaluate(() => document.documentElement.scrollHeight),
     };
-    return { folded, opened, screenshot };
+    return { folded, opened, screenshot, empty_error: emptyError };
   } finally {
     await page.setViewportSize({ width: 1400, height: 1000 });
   }

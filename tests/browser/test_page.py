@@ -287,6 +287,8 @@ def test_the_answer_comes_first_and_how_it_was_found_is_folded(run: dict[str, An
     assert folded["first_quote"]["top"] < 2 * 844  # within two screens of the top, search form included
     assert opened["cards_visible"] and opened["evidence_visible"]
     assert folded["page_height"] < opened["page_height"] / 2
+    empty = a["empty_error"]  # an empty question's message was 1,400 px below the screen: nothing seemed to happen
+    assert 0 <= empty["top"] < empty["viewport"] and empty["bottom"] > 0, empty
 
 
 def test_provinces_are_a_multi_select_that_keeps_national_rules(run: dict[str, Any]) -> None:

@@ -360,10 +360,17 @@ function clearResults() {
   $('#details').open = false;
 }
 
+/** On a phone the form fills the screen: bring what a search shows up rather than leave it below the fold (an
+ * empty question's message was 1,400 px down, and nothing seemed to happen). */
+function intoView(el) {
+  if (el.getBoundingClientRect().top > window.innerHeight * 0.8) el.scrollIntoView({ block: 'start' });
+}
+
 function showError(err) {
   const box = $('#error');
   box.replaceChildren(errorBox(err));
   box.hidden = false;
+  intoView(box);
   announce(`${errorTitle(err)}。`); // not the previous search's line, left for a screen reader to read
 }
 
@@ -400,7 +407,7 @@ async function search(event) {
   clearResults();
   if (!question) {
     showError(notice('请输入问题', '问题不能为空。'));
-    $('#question').focus();
+    $('#question').focus({ preventScroll: true }); // the message stays on the screen (showError brought it up)
     return;
   }
   if (question.length > MAX_QUESTION_CHARS) {
@@ -421,9 +428,7 @@ async function search(event) {
   try {
     const data = await api('/query', { method: 'POST', body, signal: state.controller.signal });
     renderResults(data);
-    // On a phone the form fills the screen: bring the answer up rather than leave it below the fold.
-    const top = $('#answer').getBoundingClientRect().top;
-    if (top > window.innerHeight * 0.8) $('#answer').scrollIntoView({ block: 'start' });
+    intoView($('#answer'));
     announce(data.abstained ? `检索完成：${data.title || '未找到相关规定'}。` : `检索完成：${(data.bullets || []).length} 条引文。`);
   } catch (err) {
     if (err.name === 'AbortError') {
