@@ -9,6 +9,7 @@ nothing else computes anything about the question.
     quotes = quote(q, ranked)             # verbatim spans of the first candidates
     verdict = judge(q, ranked, quotes)    # floor, confidence, abstention: reading the features
     answer = render(q, quotes, verdict)   # heading, bullets, citations, notes
+    held = later_only(q, today's ranking) # a past day: the acts held only in later versions (query/held.py)
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from regrag import logs
-from regrag.domain.errors import InvalidInput
+from regrag.domain.errors import InvalidInput, Unavailable
 from regrag.domain.models import DocumentMeta
 from regrag.domain.requests import QueryRequest
 from regrag.domain.results import Answer, Candidate
@@ -200,13 +201,17 @@ def _later_only(
         return []
     t = time.perf_counter()
     now = replace(q, filters=replace(q.filters, as_of=today))
-    pool = path.retriever.search(
-        now,
-        _corpora(request, path.catalog),
-        top_k=top_k,
-        timeout_s=request.corpus_timeout_s or path.options.corpus_timeout_s,
-        weights=request.corpus_weights,
-    )
+    try:
+        pool = path.retriever.search(
+            now,
+            _corpora(request, path.catalog),
+            top_k=top_k,
+            timeout_s=request.corpus_timeout_s or path.options.corpus_timeout_s,
+            weights=request.corpus_weights,
+        )
+    except Unavailable as err:  # the answer stands without the note: a search failing now fails no request
+        logs.event(log, logging.WARNING, "later versions not checked: today's search failed", error=str(err))
+        return []
     ranked = score(now, pool.candidates, path.retriever.config.scoring, request.corpus_weights).candidates
     provinces = {*q.filters.province, *q.places.provinces}
     found = later_only(q.as_of.date, ranked, meta, path.options.judge.top_n, provinces)
