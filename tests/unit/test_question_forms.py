@@ -37,6 +37,8 @@ def test_who_bears_a_cost_is_asked_of_the_clause_that_puts_it_on_someone_not_of_
     authority too, and the 款 naming 计量检定机构 was quoted instead of the one saying 检定费用由供电企业承担."""
     assert [f.name for f in asked_forms("检定费用由谁承担？")] == ["liability"]
     assert [f.name for f in asked_forms("由谁批准？")] == ["authority"]
+    # 赔 is how a lay question asks for liability (能让他们赔吗), as 赔偿 is the statute's
+    assert [f.name for f in asked_forms("停电没提前通知，冰柜里的货全坏了，能让他们赔吗？")] == ["liability"]
     liability = next(f for f in forms() if f.name == "liability")
     assert liability.answered.search("异议成立的，检定费用由供电企业承担；")
     assert not liability.answered.search("可以委托计量检定机构检定，供电企业应当配合。")
