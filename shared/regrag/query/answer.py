@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from typing import Any
 
 from regrag import logs
@@ -49,7 +50,7 @@ from regrag.query.score import place_scope, score
 from regrag.query.temporal import SOURCE_TODAY
 from regrag.query.translate import NOT_TRANSLATED, QuestionTranslator, Translation, translate_question
 from regrag.views.catalog import CorpusCatalog
-from regrag.views.documents import structure_context
+from regrag.views.documents import structure_context, version_chain
 
 log = logs.get("query")
 
@@ -159,7 +160,7 @@ def answer(request: QueryRequest, path: ReadPath) -> Answered:
     if translation.note:
         composed = with_note(composed, translation.note)
     timings["compose"] = _ms(t)
-    held = _later_only(q, path, request, top_k, timings, lookups.meta)
+    held = _later_only(q, path, request, top_k, timings)
     if held:
         # first when nothing is quoted: it, not the words shared, is why the law of that day is not found
         composed = with_note(composed, held_note(q.as_of.date, held), first=composed.abstained)
@@ -192,7 +193,6 @@ def _later_only(
     request: QueryRequest,
     top_k: int,
     timings: dict[str, float],
-    meta: Callable[[str], DocumentMeta | None],
 ) -> list[DocumentMeta]:
     """For a question about a past day: the acts it would be answered from among today's law that the library
     holds only in versions later than that day (query/held.py). One more search, for those questions only."""
@@ -214,7 +214,7 @@ def _later_only(
         return []
     ranked = score(now, pool.candidates, path.retriever.config.scoring, request.corpus_weights).candidates
     provinces = {*q.filters.province, *q.places.provinces}
-    found = later_only(q.as_of.date, ranked, meta, path.options.judge.top_n, provinces)
+    found = later_only(q.as_of.date, ranked, partial(version_chain, path.store), path.options.judge.top_n, provinces)
     timings["later_only"] = _ms(t)
     return found
 

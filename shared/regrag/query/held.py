@@ -17,42 +17,27 @@ from collections.abc import Callable, Collection, Sequence
 from regrag.domain.models import NATIONAL, DocumentMeta
 from regrag.domain.results import Candidate
 
-MetaLookup = Callable[[str], DocumentMeta | None]
+# the supersedes chain through a stored document, oldest first (views/documents.version_chain)
+Chain = Callable[[str], Sequence[DocumentMeta]]
 
 
 def later_only(
-    day: str, today_ranked: Sequence[Candidate], meta: MetaLookup, top_n: int, provinces: Collection[str] = ()
+    day: str, today_ranked: Sequence[Candidate], chain: Chain, top_n: int, provinces: Collection[str] = ()
 ) -> list[DocumentMeta]:
     """The documents of the first `top_n` of `today_ranked` (the question searched among today's law) that took
-    effect after `day`, none of whose stored earlier versions was in force on `day`, each once, in ranking order:
-    national ones, and those of `provinces` (the places the question is about), the rules that apply there. A
-    document in force on `day`, or one with an earlier version in force then, was searched: nothing to say."""
+    effect after `day`, no stored version of which was in force on `day`, each once, in ranking order: national
+    ones, and those of `provinces` (the places the question is about), the rules that apply there. A document with
+    a version in force on `day` was searched: nothing to say."""
     asked = dt.date.fromisoformat(day)
     found: dict[str, DocumentMeta] = {}
     for candidate in today_ranked[:top_n]:
         version = candidate.chunk.meta
         applies = version.province == NATIONAL or version.province in provinces
-        if not applies or version.doc_id in found or version.in_force_on(asked) or not _after(version, day):
+        if not applies or version.doc_id in found or version.in_force_on(asked):
             continue
-        if not _earlier_held(version, asked, meta):
+        if not any(stored.in_force_on(asked) for stored in chain(version.doc_id)):
             found[version.doc_id] = version
     return list(found.values())
-
-
-def _after(version: DocumentMeta, day: str) -> bool:
-    return bool(version.effective_date) and (version.effective_date or "") > day
-
-
-def _earlier_held(version: DocumentMeta, asked: dt.date, meta: MetaLookup) -> bool:
-    """Some stored version before `version` (by `supersedes`) was in force on `asked`."""
-    seen = {version.doc_id}
-    older = meta(version.supersedes) if version.supersedes else None
-    while older is not None and older.doc_id not in seen:
-        if older.in_force_on(asked):
-            return True
-        seen.add(older.doc_id)
-        older = meta(older.supersedes) if older.supersedes else None
-    return False
 
 
 def note(day: str, documents: Sequence[DocumentMeta]) -> str:

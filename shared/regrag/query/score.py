@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from regrag.domain.models import NATIONAL
 from regrag.domain.results import Candidate, Features
 from regrag.query.fusion import positions, rrf
 from regrag.query.question import Question
@@ -103,7 +104,7 @@ def place_scope(q: Question, enabled: bool) -> PlaceScope:
 def applies(scope: PlaceScope, province: str) -> bool:
     """Whether a rule of `province` applies where the question is about: national rules and the scope's own
     provinces' do (everything does when the scope is empty)."""
-    return not scope or province == "national" or province in scope.provinces
+    return not scope or province == NATIONAL or province in scope.provinces
 
 
 def _place_factors(
@@ -117,4 +118,4 @@ def _place_factors(
     place, no province filter decides and no corpus weights were given; 1 otherwise."""
     if q.filters.province or scope or corpus_weights or config.national_preference >= 1.0:
         return [1.0] * len(pool)
-    return [1.0 if c.chunk.meta.province == "national" else config.national_preference for c in pool]
+    return [1.0 if c.chunk.meta.province == NATIONAL else config.national_preference for c in pool]
