@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, get_origin, get_type_hints
 
 from regrag.domain.results import Candidate
 from regrag.query.confidence import Confidence, assess
@@ -129,16 +129,16 @@ class Signals:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Signals:
-        found = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        for listed in (
-            "unquoted_names",
-            "unquoted_periods",
-            "unquoted_licences",
-            "unquoted_acts",
-        ):  # lists once read back from JSON
-            if listed in found:
-                found[listed] = tuple(found[listed])
-        return cls(**found)
+        # JSON gives back a list for each tuple field: the fields typed as tuples, found from their annotations
+        # so that a new one needs no line here
+        hints = get_type_hints(cls)
+        return cls(
+            **{
+                name: tuple(data[name]) if get_origin(hints[name]) is tuple else data[name]
+                for name in cls.__dataclass_fields__
+                if name in data
+            }
+        )
 
 
 @dataclass(frozen=True)
