@@ -146,6 +146,19 @@ def test_a_question_not_in_chinese_is_asked_for_in_chinese_whatever_the_outcome(
     assert analyse("10kV线路的EIA要求是什么？", Filters()).chinese
 
 
+def test_markup_pasted_with_a_chinese_question_does_not_make_it_foreign():
+    """Tags and a script's code are no language: the Chinese question after them is asked in Chinese (the new
+    user's <script>…</script> probe was told 请用中文提问), while digits and punctuation count for neither side."""
+    for question in (
+        "<script>alert(document.cookie)</script>邻居偷电怎么办？",
+        "<b>窃电</b>的怎么处罚？<br>",
+        "2024年10月1日以后110kV线路？",
+    ):
+        assert analyse(question, Filters()).chinese, question
+    for question in ("<b>How long is the notice period?</b>", "<p>What does 电力法 say about 停电?</p>"):
+        assert not analyse(question, Filters()).chinese, question
+
+
 def judge_of(q, answer, doc):
     from regrag.query.judge import judge
 

@@ -22,15 +22,20 @@ from regrag.text.places import PlaceScope, mentioned_provinces, rule_authors
 from regrag.text.segment import CJK_CHAR_RE, CLAUSE_RE, STOPWORDS, chinese_share, index_terms, load_terms, tokenize
 from regrag.text.sentences import split_sentences
 
-# a question with fewer Chinese characters than this share is not in Chinese: an English question naming one act
-# ("What does 电力法 say about outages?") is 11 %, a Chinese one with an acronym (10kV线路的EIA要求是什么？) 50 %
+# a question whose letters are fewer Chinese characters than this share is not in Chinese: an English question
+# naming one act ("What does 电力法 say about outages?") is 12 %, a Chinese one with an acronym (10kV线路的EIA要求是
+# 什么？) 62 %
 MIN_CHINESE_SHARE = 0.3
+# markup pasted with a question (a tag, a script or style element with its code) is not the language it is asked
+# in: a Chinese question after <script>alert(…)</script> was told to ask in Chinese
+_MARKUP = re.compile(r"<(script|style)\b[^<>]{0,200}>.{0,2000}?</\1\s*>|</?[A-Za-z][^<>]{0,200}>", re.IGNORECASE | re.DOTALL)
 
 
 def in_chinese(text: str) -> bool:
-    """Whether `text` is written in Chinese (MIN_CHINESE_SHARE): what analyse records and what decides whether a
-    question is put into Chinese first (query/translate.py)."""
-    return chinese_share(text) >= MIN_CHINESE_SHARE
+    """Whether `text` is written in Chinese (MIN_CHINESE_SHARE of its letters, markup tags left out; digits and
+    punctuation belong to no language): what analyse records and what decides whether a question is put into
+    Chinese first (query/translate.py)."""
+    return chinese_share("".join(c for c in _MARKUP.sub(" ", text) if c.isalpha())) >= MIN_CHINESE_SHARE
 
 
 ANCHOR_TERMS = 2  # the heaviest keywords that make a question specific (what judge checks the quotes hold)
