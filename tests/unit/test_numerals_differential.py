@@ -389,13 +389,30 @@ def _shape(token: str) -> str:
     return re.sub(f"[{numerals.FIGURE_DIGITS}]+", "九", re.sub(r"[0-9０-９.．]+", "9", token))
 
 
+# the old reader took 万 and 亿 before a unit's base (万元, 万千瓦) as part of the unit, valuing 10万元 at 10 beside
+# 十万元 at 100000; the new one counts them in the value (10万元 → 100000, so 50万元 equals 五十万元 and 10万元 is
+# not 10元). The old values are scaled alike before comparing, so that this one change is not a row per amount
+_MYRIAD_AFTER_DIGITS = re.compile(r"([0-9０-９]+(?:[.．][0-9０-９]+)?)\s*([万亿])")
+
+
+def _old_values(text: str, pattern: re.Pattern[str]) -> set[int]:
+    values = set()
+    for m in pattern.finditer(text):
+        found = Old.figure_values(m.group(0), pattern)
+        scaled = _MYRIAD_AFTER_DIGITS.match(m.group(0))
+        if scaled:
+            found = {int(float(scaled.group(1).replace("．", ".")) * (10_000 if scaled.group(2) == "万" else 10**8))}
+        values |= found
+    return values
+
+
 def figure_text_rows(text: str) -> Iterator[Row]:
     """Figures in a regulation's text, sentence by sentence: each figure's value (a figure gained or lost by its
     shape, 9公顷), whether the sentence states one in each unit a question can ask for, and the time limits of
     question forms."""
     for sentence in re.split(r"(?<=[。；\n])", text):
         for token in {m.group(0) for p in (Old.FIGURE, figures.FIGURE) for m in p.finditer(sentence)}:
-            x, y = Old.figure_values(token, Old.FIGURE), figures.figure_values(token)
+            x, y = _old_values(token, Old.FIGURE), figures.figure_values(token)
             if x != y:
                 yield (
                     Row("figure", token, str(sorted(x)), str(sorted(y)))
@@ -447,7 +464,7 @@ def question_rows(question: str) -> Iterator[Row]:
     units_a = tuple(m.group(1) or "%" for m in Old.ASKED_UNIT.finditer(question))
     if units_a != figures.asked_units(question):
         yield Row("asked units", question, str(units_a), str(figures.asked_units(question)))
-    x, y = Old.figure_values(question, Old.STATED_FIGURE), figures.stated_figure_values(question)
+    x, y = _old_values(question, Old.STATED_FIGURE), figures.stated_figure_values(question)
     if x != y:
         yield Row("stated figures", question, str(sorted(x)), str(sorted(y)))
 

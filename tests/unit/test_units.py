@@ -93,11 +93,30 @@ def test_stated_and_text_readings_differ_only_where_the_table_says() -> None:
 
 
 @pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("50万元", "五十万元", True),  # 万 after digits counts as it does inside a Chinese numeral
+        ("1.5万元", "15000元", True),  # a decimal scaled by 万 keeps its fraction
+        ("5万千瓦", "五万千瓦", True),  # the unit is 万千瓦, not 千瓦 after 五万千 (51000)
+        ("10万元", "10元", False),
+        ("一百一十千伏", "110千伏", True),  # the unit is 千伏: 一百一十, not 一百一十千
+    ],
+)
+def test_a_figure_is_valued_with_the_myriads_its_unit_is_written_with(a: str, b: str, same: bool) -> None:
+    assert (figures.figure_values(a) == figures.figure_values(b)) is same, (
+        figures.figure_values(a),
+        figures.figure_values(b),
+    )
+    assert figures.states_values(figures.figure_quantities(a), b) is same
+
+
+@pytest.mark.parametrize(
     ("text", "ranges"),
     [
         ("1—10千伏 5米35—110千伏 10米154—330千伏 15米500千伏 20米", [(1, 10), (35, 110), (154, 330)]),
         ("处五万元以上二十万元以下的罚款", [(50000, 200000)]),
-        ("处5万元以上20万元以下罚款", [(5, 20)]),
+        ("处5万元以上20万元以下罚款", [(50000, 200000)]),  # 万 counts in the value, written in digits or not
+        ("处5至10万元罚款", [(50000, 100000)]),  # the lower bound in the upper's unit, 万 included
         ("处三年以上七年以下有期徒刑", [(3, 7)]),
         ("处十万元以上的罚款", []),  # a floor alone is no range
         ("提前7天通知，30日内办结", []),

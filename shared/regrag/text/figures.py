@@ -13,6 +13,7 @@ import operator
 import re
 from dataclasses import dataclass
 
+from regrag.text.normalize import to_halfwidth
 from regrag.text.numerals import ARABIC, FIGURE_DIGITS, PERCENT_DIGITS, approximate, parse_numeral
 from regrag.text.units import (
     PERCENT,
@@ -21,6 +22,7 @@ from regrag.text.units import (
     answering_pattern,
     asked_units_pattern,
     figure_units,
+    unit_at_end,
     unit_tags,
 )
 
@@ -82,11 +84,27 @@ _DAY, _HOUR = "d", "h"  # their symbols in data/units.tsv
 Quantity = tuple[int, frozenset[str]]
 
 
+# a unit written with 万 or 亿 before its base unit (万元, 万千瓦, 万吨) counts them in a figure's value, as a Chinese
+# numeral with 万 in it does: 50万元 and 五十万元 are both 500000 (元), 五万千瓦 is 50000 (千瓦), and 10万元 is not 10元
+_MYRIADS = {"万": 10_000, "亿": 100_000_000}
+_DECIMAL = re.compile(rf"[{ARABIC}]+(?:[.．][{ARABIC}]+)?")
+
+
 def _value(figure: str) -> int | None:
     """The number a figure starts with (五年 → 5, 10千伏 → 10, 154 → 154), after 百分之 in a percentage (百分之五十
-    → 50, not the 百 of 百分之); None when it starts with none or with a 概数 (`_number`)."""
-    lead = _LEADING_NUMBER.match(figure.removeprefix(PERCENT))
-    return _number(lead.group(0)) if lead else None
+    → 50, not the 百 of 百分之), times the 万 or 亿 its unit starts with (10万元 → 100000); None when it starts with
+    no number or with a 概数 (`_number`). A decimal counts by its integer part, unless 万 or 亿 scales it (1.5万元 →
+    15000)."""
+    figure = figure.removeprefix(PERCENT)
+    unit = unit_at_end(figure)
+    scale = _MYRIADS.get(unit.group(0)[0], 1) if unit else 1
+    number = figure[: unit.start()].strip() if unit else figure
+    decimal = _DECIMAL.fullmatch(to_halfwidth(number).replace("．", "."))
+    if scale > 1 and decimal:
+        return int(float(decimal.group(0)) * scale)
+    lead = _LEADING_NUMBER.match(number)
+    value = _number(lead.group(0)) if lead else None
+    return None if value is None else value * scale
 
 
 def figure_values(text: str, pattern: re.Pattern[str] = FIGURE) -> set[int]:
@@ -137,7 +155,10 @@ def figure_ranges(text: str) -> list[tuple[int, int, frozenset[str]]]:
         dash = _DASH_RANGE.search(text, max(0, match.start() - 12), match.start())
         # a lower bound in another unit is no bound of this figure: 1月1日至2020年12月31日 is two days
         same_unit = dash is not None and (not dash.group(2) or unit_tags(dash.group(2)) & unit_tags(match.group(0)))
-        lower = _value(dash.group(1)) if dash and same_unit else None
+        # a lower bound written without its unit is in the upper bound's (5至10万元 is 50000 to 100000 元)
+        upper_unit = unit_at_end(match.group(0))
+        lower_unit = (dash.group(2) or (upper_unit.group(0) if upper_unit else "")) if dash else ""
+        lower = _value(dash.group(1) + lower_unit) if dash and same_unit else None
         if lower is None and previous and _BETWEEN.fullmatch(text, previous[0], match.start()):
             lower = previous[1] if _UP_TO.match(text, match.end()) else None
         if lower is not None and lower < upper:
@@ -258,3 +279,5 @@ def figure_in_units(units: tuple[str, ...], spans: str) -> bool:
 def _unit_figure(unit: str) -> re.Pattern[str]:
     # a search, so a decimal needs no pattern of its own: 0.5% contains 5%
     return re.compile(f"(?:{_LEADING_NUMBER.pattern})\\s*(?:{answering_pattern(unit)})")
+
+

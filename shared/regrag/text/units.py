@@ -121,10 +121,15 @@ def _unit_at_end() -> re.Pattern[str]:
     return re.compile(f"(?:{alternation(list(_by_name()))})$")
 
 
+def unit_at_end(figure: str) -> re.Match[str] | None:
+    """Where the unit a figure ends in is written, the longest one the table knows (五万千瓦 → 万千瓦, not 千瓦)."""
+    return _unit_at_end().search(figure)
+
+
 def unit_tags(figure: str) -> frozenset[str]:
     """The symbols the unit a figure ends in answers for (5年 → {a}, 7个工作日 → {workday, d}, 百分之五 → {%});
     empty when it ends in no unit of the table."""
     if figure.startswith(PERCENT):
         return frozenset({"%"})
-    found = _unit_at_end().search(figure)
+    found = unit_at_end(figure)
     return _by_name()[found.group(0)].tags if found else frozenset()
