@@ -79,6 +79,9 @@ async function results() {
     progress: document.querySelector('#check-progress').textContent,
     cards: [...document.querySelectorAll('#check-list .check-card')].map((el) => ({
       status: el.dataset.status,
+      caution: el.dataset.caution === '1',
+      tone: [...el.classList].find((c) => c.startsWith('tone-')),
+      flag: el.querySelector('.check-caution') ? el.querySelector('.check-caution').textContent : null,
       label: el.querySelector('.check-badge').textContent,
       ref: el.querySelector('.check-ref').textContent,
       message: el.querySelector('.check-message').textContent,
@@ -89,6 +92,7 @@ async function results() {
     })),
     marks: [...document.querySelectorAll('#check-document-text .check-span')].map((el) => ({
       text: el.textContent, status: el.dataset.status, href: el.getAttribute('href'),
+      tone: [...el.classList].find((c) => c.startsWith('tone-')),
     })),
     error_hidden: document.querySelector('#check-error').hidden,
   }));

@@ -30,6 +30,7 @@ MEMO = """日期：2025年3月1日
 二、依《电力供应与使用条例》第二十八条，“因供电设施计划检修需要停电时，供电企业应当提前3天通知用户或者进行公告”。
 三、《中华人民共和国突发事件应对法》第十条规定，“有关人民政府及其部门作出的应对突发事件的决定、命令，应当及时公布”。
 四、《电力法》第九十九条另有规定。依《供用电条例》第十条公示。依《中华人民共和国仲裁法》第十六条申请仲裁。
+五、依《电力供应与使用条例》第二十八条，临时检修停电应提前12小时通知重要用户。
 """
 EXPECTED = [
     ("《中华人民共和国电力法》第十条", "ok"),
@@ -38,6 +39,7 @@ EXPECTED = [
     ("《电力法》第九十九条", "article_missing"),
     ("《供用电条例》第十条", "ambiguous"),
     ("《中华人民共和国仲裁法》第十六条", "unknown_law"),
+    ("《电力供应与使用条例》第二十八条", "ok"),  # ok, but the memo's 12小时 is not the article's 24小时
 ]
 
 
@@ -95,7 +97,7 @@ def test_a_pasted_memo_shows_each_finding_with_its_evidence(run: dict[str, Any])
     assert json.loads(s["request"]["body"]) == {"text": MEMO}
     assert [(c["ref"], c["status"]) for c in s["cards"]] == EXPECTED
     assert "核验日期：2025-03-01（文书落款日期" in s["summary"]
-    assert "共 6 处引用：正确 1 处，有问题 4 处，无法核验 1 处" in s["summary"]
+    assert "共 7 处引用：正确 2 处（其中请核对 1 处），有问题 4 处，无法核验 1 处" in s["summary"]
     cards = {c["status"]: c for c in s["cards"]}
     assert cards["quote_mismatch"]["deleted"] == ["3"] and cards["quote_mismatch"]["inserted"] == ["7"]
     assert cards["quote_mismatch"]["label"].startswith("引文与原文不符")
@@ -105,7 +107,12 @@ def test_a_pasted_memo_shows_each_finding_with_its_evidence(run: dict[str, Any])
     assert "河南省供用电条例" in cards["ambiguous"]["message"] and "上海市供用电条例" in cards["ambiguous"]["message"]
     assert [m["text"] for m in s["marks"]] == [ref for ref, _ in EXPECTED]
     assert [m["status"] for m in s["marks"]] == [status for _, status in EXPECTED]
-    assert s["problems_only"] == 5 and s["focused_after_mark"] == "check-1"
+    # the ok citation with a caution reads as a warning, in its card and its mark, and stays under 只看有问题的
+    cautioned = s["cards"][-1]
+    assert cautioned["caution"] and cautioned["tone"] == "tone-warn" and cautioned["flag"] == "请核对"
+    assert "“12小时”不见于该条（该条所写：24小时）" in cautioned["message"]
+    assert [c["caution"] for c in s["cards"][:-1]] == [False] * 6 and s["marks"][-1]["tone"] == "tone-warn"
+    assert s["problems_only"] == 6 and s["focused_after_mark"] == "check-1"
 
 
 def test_an_upload_is_checked_as_of_the_day_given(run: dict[str, Any]) -> None:
@@ -115,7 +122,7 @@ def test_an_upload_is_checked_as_of_the_day_given(run: dict[str, Any]) -> None:
     statuses = dict((c["ref"], c["status"]) for c in s["cards"])
     # in 2020 the 2007 突发事件应对法 was the law in force: its article 10 is then correctly quoted
     assert statuses["《中华人民共和国突发事件应对法》第十条"] == "ok"
-    assert len(s["marks"]) == 6
+    assert len(s["marks"]) == 7
 
 
 def test_bad_input_gets_a_clear_message(run: dict[str, Any]) -> None:

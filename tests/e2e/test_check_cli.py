@@ -30,6 +30,16 @@ def test_exit_status_says_whether_a_problem_was_found(hash_services, tmp_path, m
     code, out, _ = run(capsys, "check", str(good))
     assert code == 0 and "✓ ok" in out and "核验日期 2025-09-03（文件日期）" in out
 
+    # a figure the memo puts on an article that does not state it: marked to check, with the article's figures,
+    # and no failure (the citation is right; what it is said to provide is for a person to compare)
+    paraphrase = tmp_path / "paraphrase.md"
+    paraphrase.write_text(
+        "日期：2025年9月3日\n依《电力供应与使用条例》第二十八条，计划检修应提前3天通知。", encoding="utf-8"
+    )
+    code, out, _ = run(capsys, "check", str(paraphrase))
+    assert code == 0 and "! ok（正确，请核对）" in out and "“3天”不见于该条（该条所写：7天、24小时）" in out
+    assert "合计：正确 1（其中请核对 1）" in out
+
     code, out, _ = run(capsys, "check", str(bad))
     assert code == 1
     assert "article_missing" in out and "第九十九条" in out and "unknown_law" in out

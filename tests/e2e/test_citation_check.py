@@ -154,12 +154,36 @@ def test_an_unquoted_citation_of_a_number_whose_article_moved_in_the_revision_is
     # dated after the 2024 text took effect: its 第三条 is valid, but the 2009 第三条 (ownership) is now 第四条
     memo = "日期：2025年8月1日\n依《中华人民共和国矿产资源法》第三条，矿产资源属于国家所有。"
     [found] = check_text(memo, sample.store)["citations"]
-    assert found["status"] == "ok" and found["doc_id"] == "nat-law-0073"
+    assert found["status"] == "ok" and found["doc_id"] == "nat-law-0073" and found["caution"]
     assert found["evidence"]["renumbered"]["article"] == "第四条"
     assert "注意：旧版本（施行：2009-08-27）的第三条，在本版本中为第四条" in found["message"]
     # an article whose number held the same text before says nothing of it
     [same] = check_text("日期：2025年8月1日\n依《电力法》第十一条。", sample.store)["citations"]
     assert same["status"] == "ok" and "renumbered" not in same["evidence"]
+
+
+def test_a_figure_the_memo_gives_an_article_in_its_own_words_is_checked_against_the_article(sample):
+    """A paraphrase that changed 提前7天 into 提前3天 is not a quotation, so nothing else compares it: the citation
+    stays ok (the article exists, in force) with a caution naming the figure and what the article says."""
+    memo = (
+        "日期：2025年3月1日\n"
+        "一、根据《电力供应与使用条例》第二十八条，供电企业因计划检修停电应提前3天通知用户。\n"
+        "二、依《电力供应与使用条例》第二十八条，临时检修停电应提前二十四小时通知重要用户。\n"
+        "三、窃电的，可处应交电费十倍的罚款（《电力供应与使用条例》第四十一条）。\n"
+        "四、依《电力供应与使用条例》第四十一条，窃电的处应交电费三倍罚款；本项目于2024年5月建成。\n"
+    )
+    report = check_text(memo, sample.store)
+    three_days, hours, tenfold, threefold = report["citations"]
+    assert [c["status"] for c in report["citations"]] == ["ok"] * 4
+    assert three_days["caution"] and three_days["evidence"]["unstated_figures"] == {
+        "said": ["3天"],
+        "article": ["7天", "24小时"],
+    }
+    assert "注意：文书此处所写的“3天”不见于该条（该条所写：7天、24小时），请以原文核对。" in three_days["message"]
+    assert tenfold["caution"] and tenfold["evidence"]["unstated_figures"]["said"] == ["十倍"]  # cited in brackets after
+    # the article's own figure in other words (二十四小时), one its bound admits (5倍以下), a calendar date: no caution
+    assert not hours["caution"] and not threefold["caution"] and "unstated_figures" not in threefold["evidence"]
+    assert report["summary"]["cautions"] == 2 and report["summary"]["problems"] == 0
 
 
 def test_no_citation_and_no_date(sample):

@@ -171,6 +171,16 @@ def test_a_check_report_exports_as_docx_and_markdown(client):
     assert client.post("/check", json={"text": MEMO}).get_json()["summary"]["problems"] == 1  # JSON as before
 
 
+def test_a_check_report_lists_an_ok_citation_to_check_with_its_evidence(client):
+    """An ok citation whose memo wording gives the article a figure it does not state is a row to check and
+    has its evidence below, as a problem does."""
+    memo = "2025年3月1日\n根据《电力供应与使用条例》第二十八条，计划检修停电应提前3天通知用户。"
+    texts, _, rows = paragraphs(client.post("/check?format=docx", json={"text": memo}).data)
+    assert [r[3] for r in rows[1:]] == ["正确，请核对"] and "“3天”不见于该条" in rows[1][4]
+    assert any(t.startswith("1. 《电力供应与使用条例》第二十八条：正确，请核对") for t in texts)
+    assert any("（其中请核对 1 处）" in t for t in texts)
+
+
 def test_the_cli_writes_an_answer_a_check_report_and_a_versions_diff(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("REGRAG_EMBEDDER", "hash")
     monkeypatch.setenv("REGRAG_PUBLIC_URL", "https://regrag.example.com/")

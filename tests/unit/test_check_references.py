@@ -154,3 +154,20 @@ def test_document_date_top_bottom_and_never_a_date_inside_a_sentence():
     assert document_date("函\n\n正文。\n\n××公司\n二〇二四年十二月十日").date == "2024-12-10"
     assert document_date("函\n\n正文\n\n2024-04-12\n").date == "2024-04-12"
     assert document_date("函\n\n依2025年3月修订的《条例》第九条。\n") is None
+
+
+def test_what_the_document_says_a_reference_provides_is_its_sentence_without_quotations():
+    text = (
+        "根据《电力供应与使用条例》第二十八条，供电企业应提前3天通知用户。"
+        "依《电力法》第五十九条和《条例》第二十八条，临时检修应提前12小时通知；另行约定。"
+        "逾期不改的，处5万元罚款（《电力监管条例》第三十一条）。"
+        "《电力法》第十条规定：“电力发展规划应当根据国民经济和社会发展的需要制定”，自2024年起执行。"
+    )
+    said = [(r.text, r.said) for r in find_references(text)]
+    assert said == [
+        ("《电力供应与使用条例》第二十八条", "，供电企业应提前3天通知用户"),
+        ("《电力法》第五十九条", "和"),  # the words after a list of references are the last one's
+        ("《条例》第二十八条", "，临时检修应提前12小时通知"),  # a semicolon ends what it says
+        ("《电力监管条例》第三十一条", "逾期不改的，处5万元罚款"),  # cited in brackets after the words
+        ("《电力法》第十条", "规定： ，自2024年起执行"),  # the quotation is checked verbatim, not read here
+    ]

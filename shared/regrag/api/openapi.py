@@ -131,12 +131,18 @@ _CHECKED = {
         "paragraph": {"type": ["integer", "null"], "description": "第N款 when cited"},
         "item": {"type": ["integer", "null"], "description": "第（N）项 when cited"},
         "status": {"type": "string", "enum": list(STATUSES)},
+        "caution": {
+            "type": "boolean",
+            "description": "an ok citation to check all the same: its evidence has unstated_figures (the document's "
+            "own words give the article a figure it does not state) or renumbered (the number now names another rule)",
+        },
         "message": {"type": "string", "description": "the finding in Chinese, quoting only the corpus's text"},
         "evidence": {
             "type": "object",
             "description": "by status: version, article_text, cited_part; successor, counterpart, diff "
             "(superseded); in_force_then (not_yet_in_force); articles, last_article (article_missing); "
-            "candidates (ambiguous); catalogue, in_catalogue, suggestion (unknown_law, wrong_title)",
+            "candidates (ambiguous); catalogue, in_catalogue, suggestion (unknown_law, wrong_title); "
+            "unstated_figures {said, article}, renumbered (ok)",
         },
         "quotes": {
             "type": "array",
@@ -160,7 +166,10 @@ _CHECK_RESPONSE = {
         "as_of": {"type": "string", "format": "date"},
         "as_of_source": {"type": "string", "enum": ["request", "document", "today"]},
         "document_date": {"type": ["object", "null"], "description": "the date the document states, and where"},
-        "summary": {"type": "object", "description": "references, citations, ok, problems, unverifiable, by_status"},
+        "summary": {
+            "type": "object",
+            "description": "references, citations, ok, cautions (ok to check), problems, unverifiable, by_status",
+        },
         "citations": {"type": "array", "items": _CHECKED},
         "catalogue": {"type": "object", "description": "the bundled catalogue of national titles: source, as_of"},
         "document": {"type": "object", "description": "name, format, chars; an upload's extracted `text`"},

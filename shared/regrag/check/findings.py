@@ -43,6 +43,12 @@ STATUSES = (
 )
 
 
+# the evidence of an ok citation that the reader should still check against the text: the article's number now
+# names another rule than the older version's (`renumbered`), or the document's own words give the article a
+# figure it does not state (`unstated_figures`)
+CAUTIONS = ("renumbered", "unstated_figures")
+
+
 @dataclass(frozen=True)
 class Finding:
     """The status of one cited provision and its evidence (JSON-able values only)."""
@@ -55,6 +61,11 @@ class Finding:
     evidence: dict[str, Any] = field(default_factory=dict)
     quotes: tuple[dict[str, Any], ...] = ()
     also: tuple[str, ...] = ()
+
+    @property
+    def caution(self) -> bool:
+        """An ok citation whose evidence says to check it against the text all the same (CAUTIONS)."""
+        return self.status == OK and any(key in self.evidence for key in CAUTIONS)
 
 
 def version_summary(meta: DocumentMeta) -> dict[str, Any]:

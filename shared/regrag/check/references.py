@@ -104,6 +104,10 @@ class Reference:
     parts: tuple[tuple[int, int], ...] = ()
     antecedent: tuple[int, int] | None = None
     version: str | None = None
+    # what the document itself says the reference provides, quotations left out: the rest of its sentence after
+    # it (依《条例》第二十八条，应提前3天通知用户), or the sentence before it when it is cited in brackets after the
+    # words (应提前3天通知用户（《条例》第二十八条）). A figure there that the article does not state is a caution
+    said: str = ""
 
 
 @dataclass
@@ -293,7 +297,7 @@ def find_references(text: str) -> list[Reference]:
                 version=version,
             )
         )
-    return _attach_quotes(text, refs)
+    return _attach_said(text, _attach_quotes(text, refs))
 
 
 def _quotes(text: str) -> list[Quote]:
@@ -339,3 +343,31 @@ def _attach_quotes(text: str, refs: list[Reference]) -> list[Reference]:
             if re.fullmatch(r"\s*[（(，,]?\s*(?:见|参见|详见|引自)?\s*", lead):
                 attached.setdefault(i, []).append(q)
     return [replace(r, quotes=tuple(attached[i])) if i in attached else r for i, r in enumerate(refs)]
+
+
+_BRACKET_BEFORE = re.compile(r"[（(]\s*(?:见|参见|详见|依据|根据)?\s*$")
+
+
+def _attach_said(text: str, refs: list[Reference]) -> list[Reference]:
+    """Each reference's `said`: the words of its sentence that are the document's own account of it, up to the
+    next reference (依《电力法》第五十九条和《条例》第二十八条，…: the words are the last one's), quotations
+    left out (they are checked verbatim)."""
+    blank = list(text)
+    for q in _quotes(text):
+        blank[q.start - 1 : q.end + 1] = " " * (q.end + 1 - (q.start - 1))  # the quotation with its marks
+    plain = "".join(blank)
+    out = []
+    for i, ref in enumerate(refs):
+        following = refs[i + 1].start if i + 1 < len(refs) else len(plain)
+        stop = next((j for j in range(ref.end, following) if plain[j] in _SENTENCE_END), following)
+        said = plain[ref.end : stop]
+        bracket = _BRACKET_BEFORE.search(plain, max(0, ref.start - 8), ref.start)
+        if bracket and not re.search(r"[\u4e00-\u9fff0-9]", said):
+            previous = refs[i - 1].end if i else 0
+            begin = max(
+                (j + 1 for j in range(bracket.start() - 1, previous - 1, -1) if plain[j] in _SENTENCE_END),
+                default=previous,
+            )
+            said = plain[begin : bracket.start()]
+        out.append(replace(ref, said=" ".join(said.split())))
+    return out

@@ -21,6 +21,12 @@ LABELS = {
 }
 
 
+def conclusion(c: dict[str, Any]) -> str:
+    """A citation's finding as a reader reads it: the status's label, and for an ok citation with a caution (its
+    message says what) that it is to be checked all the same."""
+    return LABELS.get(c["status"], c["status"]) + ("，请核对" if c.get("caution") else "")
+
+
 def exit_code(report: dict[str, Any], allow_unknown: bool = False) -> int:
     """0 when every citation is ok (unknown_law too, with `allow_unknown`), else 1."""
     fine = {OK, UNKNOWN_LAW} if allow_unknown else {OK}
@@ -56,13 +62,14 @@ def format_report(report: dict[str, Any], name: str) -> str:
     lines = [f"{name}：核验日期 {report['as_of']}（{source}），引用 {summary['citations']} 处"]
     spans = Counter((c["start"], c["end"]) for c in report["citations"])
     for c in report["citations"]:
-        mark = "✓" if c["status"] == OK else "✗"
+        # an ok citation with a caution (its figure is not the article's, its number moved) is marked apart
+        mark = "✗" if c["status"] != OK else "!" if c.get("caution") else "✓"
         lines.append(
-            f"{mark} {c['status']}（{LABELS[c['status']]}） {_line_of(text, c['start'])}  {c['text']}"
+            f"{mark} {c['status']}（{conclusion(c)}） {_line_of(text, c['start'])}  {c['text']}"
             # a range or list gives one line per provision: say which
             + (f"  →{provision_text(c)}" if spans[(c["start"], c["end"])] > 1 else "")
         )
-        if c["status"] != OK:
+        if c["status"] != OK or c.get("caution"):
             lines.append(f"    {c['message']}")
         for q in c["quotes"]:
             if q.get("match") == "mismatch":
@@ -71,5 +78,6 @@ def format_report(report: dict[str, Any], name: str) -> str:
         if suggestion and c["status"] in ("wrong_title", "unknown_law"):
             lines.append(f"    相近名称：《{suggestion}》")
     counts = "，".join(f"{LABELS[s]} {n}" for s, n in summary["by_status"].items())
-    lines.append(f"合计：{counts or '无引用'}")
+    cautions = f"（其中请核对 {summary['cautions']}）" if summary.get("cautions") else ""
+    lines.append(f"合计：{counts or '无引用'}{cautions}")
     return "\n".join(lines)

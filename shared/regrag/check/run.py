@@ -80,8 +80,8 @@ def check_text(
     limits: CheckLimits | None = None,
 ) -> dict[str, Any]:
     """The citations of `text` checked against the stored law: {as_of, as_of_source, document_date, summary,
-    citations: [{text, start, end, doc_id, title, article, paragraph, item, status, message, evidence, quotes,
-    also, written, form, antecedent}], catalogue}."""
+    citations: [{text, start, end, doc_id, title, article, paragraph, item, status, caution, message, evidence,
+    quotes, also, written, form, antecedent}], catalogue}."""
     limits = limits or CheckLimits()
     if len(text) > limits.max_chars:
         raise InvalidInput(
@@ -145,6 +145,7 @@ def check_text(
             "references": len(references),
             "citations": len(citations),
             "ok": counts.get(OK, 0),
+            "cautions": sum(1 for c in citations if c["caution"]),
             "problems": sum(n for s, n in counts.items() if s not in (OK, UNKNOWN_LAW)),
             "unverifiable": counts.get(UNKNOWN_LAW, 0),
             "by_status": {s: counts[s] for s in STATUSES if counts.get(s)},
@@ -167,6 +168,7 @@ def _citation(ref: Reference, index: int, finding: Finding) -> dict[str, Any]:
         "paragraph": target.paragraph,
         "item": target.item,
         "status": finding.status,
+        "caution": finding.caution,
         "message": finding.message,
         "evidence": finding.evidence,
         # quotations of a law that could not be resolved were not compared with anything: say so

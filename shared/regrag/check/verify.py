@@ -29,6 +29,7 @@ from regrag.check.references import ArticleRef, Quote, Reference
 from regrag.check.titles import Law
 from regrag.domain.models import DocumentMeta
 from regrag.query.citations import NOT_YET_IN_FORCE, SUPERSEDED, version_status
+from regrag.text.figures import figures_in_units_of, unstated_figures
 from regrag.text.legal import article_label
 from regrag.text.sentences import split_sentences
 from regrag.views.version_diff import Article, counterpart
@@ -171,11 +172,24 @@ class Verifier:
         moved = None if quotes else self._renumbered(label, chosen, law)
         if moved is not None:
             evidence["renumbered"] = moved
-        return Finding(
-            OK,
+        message = (
             f"《{chosen.title}》{label}在{day}有效，引文与原文一致。"
             if quotes
-            else f"《{chosen.title}》{label}在{day}有效。" + (moved["message"] if moved else ""),
+            else f"《{chosen.title}》{label}在{day}有效。" + (moved["message"] if moved else "")
+        )
+        unstated = unstated_figures(ref.said, provision.text)
+        if unstated:
+            # the memo's own words put a figure on the article that it does not state: a paraphrase that changed
+            # 提前7天 into 提前3天 passes every other check
+            written = figures_in_units_of(unstated, provision.text)
+            evidence["unstated_figures"] = {"said": list(unstated), "article": list(written)}
+            message += (
+                f"注意：文书此处所写的{'、'.join(f'“{f}”' for f in unstated)}不见于该条"
+                f"（该条所写：{'、'.join(written)}），请以原文核对。"
+            )
+        return Finding(
+            OK,
+            message,
             **base,
             evidence={**evidence, **({"notes": notes} if notes else {})},
             quotes=quote_results,

@@ -28,7 +28,9 @@ from regrag.text.sentences import split_sentences
 MIN_CHINESE_SHARE = 0.3
 # markup pasted with a question (a tag, a script or style element with its code) is not the language it is asked
 # in: a Chinese question after <script>alert(…)</script> was told to ask in Chinese
-_MARKUP = re.compile(r"<(script|style)\b[^<>]{0,200}>.{0,2000}?</\1\s*>|</?[A-Za-z][^<>]{0,200}>", re.IGNORECASE | re.DOTALL)
+_MARKUP = re.compile(
+    r"<(script|style)\b[^<>]{0,200}>.{0,2000}?</\1\s*>|</?[A-Za-z][^<>]{0,200}>", re.IGNORECASE | re.DOTALL
+)
 
 
 def in_chinese(text: str) -> bool:

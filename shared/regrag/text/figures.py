@@ -281,3 +281,39 @@ def _unit_figure(unit: str) -> re.Pattern[str]:
     return re.compile(f"(?:{_LEADING_NUMBER.pattern})\\s*(?:{answering_pattern(unit)})")
 
 
+def unstated_figures(said: str, text: str) -> tuple[str, ...]:
+    """The figures `said` states (calendar days aside), each in a unit `text` states a figure in, that `text` does
+    not state, nor holds in a range it states (nor, outside a range, admits in a bound: 五倍以下): what a memo says
+    an article provides (依《条例》第二十八条，应提前3天通知) that the article does not say (提前7天 / 24小时). A
+    figure in a unit the article has none in (本项目50兆瓦) is the memo's own case, not something it attributes to
+    the article. Stricter than `states_values`, which admits a question's case under either end of a range: a memo
+    writing 最高可处200万元 of 10万元以上100万元以下 misstates the range."""
+    units = units_of_figures(text)
+    found = figure_quantities(text)
+    ranges = figure_ranges(text)
+    ends = {(value, tags) for low, high, tags in ranges for value in (low, high)}
+    bounds = [b for b in figure_bounds(text) if (b.value, b.tags) not in ends]
+
+    def stated(value: int, tags: frozenset[str]) -> bool:
+        return (
+            any(value == v and tags & t for v, t in found)
+            or any(low <= value <= high and tags & t for low, high, t in ranges)
+            or any(b.admits(value) and tags & b.tags for b in bounds)
+        )
+
+    return tuple(
+        dict.fromkeys(
+            match.group(0)
+            for match in FIGURE.finditer(_without_calendar(said))
+            if unit_tags(match.group(0)) & units
+            and (quantities := _quantities(match))
+            and not any(stated(value, tags) for value, tags in quantities)
+        )
+    )
+
+
+def figures_in_units_of(figures: tuple[str, ...], text: str) -> tuple[str, ...]:
+    """The figures of `text` in the units of `figures`, a day's figures with those in hours (what the article says
+    where a memo says otherwise: 7天, 24小时 where it says 3天)."""
+    units = frozenset().union(*(tags for f in figures for _, tags in figure_quantities(f)))
+    return tuple(dict.fromkeys(m.group(0) for m in FIGURE.finditer(text) if unit_tags(m.group(0)) & units))

@@ -99,7 +99,7 @@
       const { data, text } = await postCheck();
       render(data, text);
       const s = data.summary;
-      progress.textContent = `核验完成：引用 ${s.citations} 处，问题 ${s.problems} 处，无法核验 ${s.unverifiable} 处。`;
+      progress.textContent = `核验完成：引用 ${s.citations} 处，问题 ${s.problems} 处，${s.cautions ? `请核对 ${s.cautions} 处，` : ''}无法核验 ${s.unverifiable} 处。`;
     } catch (err) {
       const box = byId('check-error');
       box.replaceChildren(el('div', { class: 'error-box' },
@@ -203,10 +203,17 @@
     return parts;
   }
 
+  // an ok citation the check still asks the reader to verify (a figure the article does not state, an article
+  // number that names another rule since a revision): shown as a warning, and kept by the problems-only filter
+  function toneOf(c) {
+    return c.caution ? 'warn' : (STATUS[c.status] || { tone: 'warn' }).tone;
+  }
+
   function card(c, index) {
-    const tone = (STATUS[c.status] || { tone: 'warn' }).tone;
-    return el('li', { class: `check-card tone-${tone}`, id: `check-${index}`, dataset: { status: c.status }, tabindex: '-1' },
+    const tone = toneOf(c);
+    return el('li', { class: `check-card tone-${tone}`, id: `check-${index}`, dataset: { status: c.status, caution: c.caution ? '1' : '' }, tabindex: '-1' },
       el('p', { class: 'check-card-head' }, badge(c.status),
+        c.caution ? el('span', { class: 'check-caution' }, '请核对') : null,
         el('span', { class: 'check-ref' }, c.text),
         c.text.includes(c.article) ? null : el('span', { class: 'check-article-label' }, `→ ${c.article}`)),
       el('p', { class: 'check-message' }, c.message),
@@ -221,9 +228,9 @@
     citations.forEach((c, i) => {
       const key = `${c.start}:${c.end}`;
       const seen = spans.get(key);
-      const bad = c.status !== 'ok';
-      if (!seen) spans.set(key, { start: c.start, end: c.end, index: i, bad, status: c.status });
-      else if (bad && !seen.bad) Object.assign(seen, { index: i, bad, status: c.status });
+      const bad = c.status !== 'ok' || Boolean(c.caution);
+      if (!seen) spans.set(key, { start: c.start, end: c.end, index: i, bad, tone: toneOf(c), status: c.status });
+      else if (bad && !seen.bad) Object.assign(seen, { index: i, bad, tone: toneOf(c), status: c.status });
     });
     const ordered = [...spans.values()].sort((a, b) => a.start - b.start);
     const out = [];
@@ -231,8 +238,7 @@
     for (const s of ordered) {
       if (s.start < at || s.end > text.length) continue;
       out.push(text.slice(at, s.start));
-      const tone = (STATUS[s.status] || { tone: 'warn' }).tone;
-      out.push(el('a', { href: `#check-${s.index}`, class: `check-span tone-${tone}`, dataset: { status: s.status },
+      out.push(el('a', { href: `#check-${s.index}`, class: `check-span tone-${s.tone}`, dataset: { status: s.status },
         onclick: (e) => { e.preventDefault(); const target = byId(`check-${s.index}`); target.scrollIntoView({ block: 'center' }); target.focus(); },
       }, text.slice(s.start, s.end)));
       at = s.end;
@@ -248,7 +254,8 @@
       el('p', { class: 'check-date' }, `核验日期：${data.as_of}（${AS_OF_SOURCE[data.as_of_source] || data.as_of_source}`,
         data.as_of_source === 'document' && data.document_date ? `：“${data.document_date.text}”` : '', '）'),
       s.citations
-        ? el('p', null, `共 ${s.citations} 处引用：正确 ${s.ok} 处，有问题 ${s.problems} 处，无法核验 ${s.unverifiable} 处。`)
+        ? el('p', null, `共 ${s.citations} 处引用：正确 ${s.ok} 处`, s.cautions ? `（其中请核对 ${s.cautions} 处）` : '',
+          `，有问题 ${s.problems} 处，无法核验 ${s.unverifiable} 处。`)
         : el('p', { class: 'check-none' }, '文书中没有找到法规条文的引用（形如《某某法》第X条）。'),
       counts.length ? el('ul', { class: 'check-counts' }, counts) : null);
     byId('check-list').replaceChildren(...data.citations.map(card));
@@ -262,7 +269,7 @@
   function applyFilter() {
     const only = byId('check-problems-only').checked;
     for (const item of document.querySelectorAll('#check-list .check-card')) {
-      item.hidden = only && item.dataset.status === 'ok';
+      item.hidden = only && item.dataset.status === 'ok' && !item.dataset.caution;
     }
   }
 

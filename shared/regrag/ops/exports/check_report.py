@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from regrag.check.findings import OK
-from regrag.check.report import LABELS, diff_text, provision_text
+from regrag.check.report import conclusion, diff_text, provision_text
 from regrag.ops.exports.memo import DISCLAIMER, Block, Heading, Link, Memo, Quote, Rule, Table, para
 
 AS_OF_SOURCES = {"request": "指定的核验日期", "document": "文书落款日期", "today": "今天"}
@@ -25,20 +25,18 @@ def check_memo(report: dict[str, Any], name: str, link: Any) -> Memo:
             label="核验日期：",
         ),
         para(
-            f"共 {summary['citations']} 处引用：正确 {summary['ok']} 处，有问题 {summary['problems']} 处，"
-            f"无法核验 {summary['unverifiable']} 处",
+            f"共 {summary['citations']} 处引用：正确 {summary['ok']} 处"
+            + (f"（其中请核对 {summary['cautions']} 处）" if summary.get("cautions") else "")
+            + f"，有问题 {summary['problems']} 处，无法核验 {summary['unverifiable']} 处",
             label="结论：",
         ),
         Heading("逐条结果"),
         Table(
             ("序号", "引用（原文写法）", "条文", "结论", "说明"),
-            tuple(
-                (str(n), c["text"], _where(c), LABELS.get(c["status"], c["status"]), c["message"])
-                for n, c in enumerate(citations, 1)
-            ),
+            tuple((str(n), c["text"], _where(c), conclusion(c), c["message"]) for n, c in enumerate(citations, 1)),
         ),
     ]
-    problems = [(n, c) for n, c in enumerate(citations, 1) if c["status"] != OK]
+    problems = [(n, c) for n, c in enumerate(citations, 1) if c["status"] != OK or c.get("caution")]
     if problems:
         blocks.append(Heading("问题与依据"))
     for n, c in problems:
@@ -56,7 +54,7 @@ def _where(c: dict[str, Any]) -> str:
 def _evidence(n: int, c: dict[str, Any], link: Any) -> list[Block]:
     evidence = c.get("evidence") or {}
     blocks: list[Block] = [
-        Heading(f"{n}. {c['text']}：{LABELS.get(c['status'], c['status'])}", 2),
+        Heading(f"{n}. {c['text']}：{conclusion(c)}", 2),
         para(c["message"]),
     ]
     for q in c.get("quotes") or []:
