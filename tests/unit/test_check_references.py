@@ -171,3 +171,5 @@ def test_what_the_document_says_a_reference_provides_is_its_sentence_without_quo
         ("《电力监管条例》第三十一条", "逾期不改的，处5万元罚款"),  # cited in brackets after the words
         ("《电力法》第十条", "规定： ，自2024年起执行"),  # the quotation is checked verbatim, not read here
     ]
+    # a breach of the article cited is followed by its consequence, which that article does not set
+    assert one("违反《供热条例》第四十五条规定的，处三万元罚款。").said == ""

@@ -346,6 +346,9 @@ def _attach_quotes(text: str, refs: list[Reference]) -> list[Reference]:
 
 
 _BRACKET_BEFORE = re.compile(r"[（(]\s*(?:见|参见|详见|依据|根据)?\s*$")
+# 违反《X》第N条规定，…: the reference names the duty breached, and what follows is the consequence, set elsewhere
+# (违反本条例第四十五条规定，危害供热设施安全的，…处三万元以上: the fine is not 第四十五条's)
+_BREACHED = re.compile(r"违反\s*$")
 
 
 def _attach_said(text: str, refs: list[Reference]) -> list[Reference]:
@@ -360,7 +363,7 @@ def _attach_said(text: str, refs: list[Reference]) -> list[Reference]:
     for i, ref in enumerate(refs):
         following = refs[i + 1].start if i + 1 < len(refs) else len(plain)
         stop = next((j for j in range(ref.end, following) if plain[j] in _SENTENCE_END), following)
-        said = plain[ref.end : stop]
+        said = "" if _BREACHED.search(plain, max(0, ref.start - 4), ref.start) else plain[ref.end : stop]
         bracket = _BRACKET_BEFORE.search(plain, max(0, ref.start - 8), ref.start)
         if bracket and not re.search(r"[\u4e00-\u9fff0-9]", said):
             previous = refs[i - 1].end if i else 0
