@@ -171,5 +171,9 @@ def test_what_the_document_says_a_reference_provides_is_its_sentence_without_quo
         ("《电力监管条例》第三十一条", "逾期不改的，处5万元罚款"),  # cited in brackets after the words
         ("《电力法》第十条", "规定： ，自2024年起执行"),  # the quotation is checked verbatim, not read here
     ]
+    # a bracketed reference in the middle of its sentence: the words before the bracket are what it provides
+    assert one("批准后五年内未开工的，批准文件自行失效（《取水许可条例》第二十二条），因此应同步推进。").said == (
+        "批准后五年内未开工的，批准文件自行失效"
+    )
     # a breach of the article cited is followed by its consequence, which that article does not set
     assert one("违反《供热条例》第四十五条规定的，处三万元罚款。").said == ""

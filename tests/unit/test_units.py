@@ -117,6 +117,7 @@ def test_a_figure_is_valued_with_the_myriads_its_unit_is_written_with(a: str, b:
         ("处五万元以上二十万元以下的罚款", [(50000, 200000)]),
         ("处5万元以上20万元以下罚款", [(50000, 200000)]),  # 万 counts in the value, written in digits or not
         ("处5至10万元罚款", [(50000, 100000)]),  # the lower bound in the upper's unit, 万 included
+        ("一百公顷以上、七百公顷以下不改变海域自然属性的", [(100, 700)]),  # 以上、…以下
         ("处三年以上七年以下有期徒刑", [(3, 7)]),
         ("处十万元以上的罚款", []),  # a floor alone is no range
         ("提前7天通知，30日内办结", []),
@@ -172,3 +173,28 @@ def test_a_figure_a_question_states_is_stated_in_its_unit_inside_a_range_or_as_h
     assert figures.stated_quantities("才住三年就开裂，保修几年？", besides=("年",)) == set()
     assert figures.stated_quantities("停暖一天以上，要提前几天通知？", besides=("天",)) == set()
     assert figures.stated_quantities("750千伏线路延伸多少米？", besides=("米",)) == {(750, frozenset({"kV"}))}
+
+
+def test_a_bound_after_bu_de_reads_as_after_bu():
+    """不得少于5年 is at least five years and 不得超过1年 at most one: read as 少于 / 超过 alone they said the reverse."""
+    bounds = figures.figure_bounds("保存期限不得少于5年，期限最长不得超过1年，温度不得低于十八摄氏度")
+    assert [(b.side, b.value) for b in bounds] == [("ge", 5), ("le", 1), ("ge", 18)]
+
+
+@pytest.mark.parametrize(
+    ("said", "article", "unstated"),
+    [
+        ("，供电企业应提前3天通知用户", "计划检修需要停电时，应当提前7天通知；临时检修，应当提前24小时通知", ("3天",)),
+        ("，应当在两日内恢复供电", "供电企业应当在二十四小时内恢复供电", ("两日",)),  # days against hours
+        ("，应当在一日内恢复供电", "供电企业应当在二十四小时内恢复供电", ()),
+        ("，单位最高可被处以十万元罚款", "处五千元以上五万元以下罚款", ("十万元",)),  # beyond the range's end
+        ("，可处五十万元罚款", "处10万元以上100万元以下的罚款", ()),  # inside the range
+        ("，至少应保存三年", "原始监测记录保存期限不得少于5年", ("三年",)),
+        ("，处应交电费三倍罚款", "处应交电费五倍以下的罚款", ()),  # a bound alone admits it
+        ("，本项目装机50兆瓦，应提前7天通知", "应当提前7天通知", ()),  # the project's own figure: no unit to compare
+    ],
+)
+def test_the_figures_a_memo_gives_an_article_that_it_does_not_state(
+    said: str, article: str, unstated: tuple[str, ...]
+) -> None:
+    assert figures.unstated_figures(said, article) == unstated

@@ -365,7 +365,9 @@ def _attach_said(text: str, refs: list[Reference]) -> list[Reference]:
         stop = next((j for j in range(ref.end, following) if plain[j] in _SENTENCE_END), following)
         said = "" if _BREACHED.search(plain, max(0, ref.start - 4), ref.start) else plain[ref.end : stop]
         bracket = _BRACKET_BEFORE.search(plain, max(0, ref.start - 8), ref.start)
-        if bracket and not re.search(r"[\u4e00-\u9fff0-9]", said):
+        # cited in brackets after its words (…自行失效（《X》第二十二条），因此…): the words are those before it
+        closed = re.match(r"\s*[）)]", plain[ref.end :]) is not None
+        if bracket and (closed or not re.search(r"[\u4e00-\u9fff0-9]", said)):
             previous = refs[i - 1].end if i else 0
             begin = max(
                 (j + 1 for j in range(bracket.start() - 1, previous - 1, -1) if plain[j] in _SENTENCE_END),

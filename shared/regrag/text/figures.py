@@ -137,7 +137,7 @@ _LOWER_UNIT = rf"(?:{figure_units(TEXT, chinese=False)}|{figure_units(TEXT, chin
 _DASH_RANGE = re.compile(
     rf"(?:{PERCENT})?({_ARABIC_NUMBER}|{_CHINESE_NUMBER})\s*({_LOWER_UNIT})\s*(?:[—–~～－-]|至)\s*(?:{PERCENT})?$"
 )
-_BETWEEN = re.compile(r"\s*以上\s*$")
+_BETWEEN = re.compile(r"\s*以上\s*[、，,]?\s*$")  # 一百公顷以上、七百公顷以下 as 五万元以上二十万元以下
 _UP_TO = re.compile(r"\s*以下")
 
 
@@ -188,6 +188,12 @@ _BOUND_BEFORE = (
     ("低于", "lt"), ("少于", "lt"), ("小于", "lt"), ("不足", "lt"), ("不满", "lt"), ("不到", "lt"),
     ("高于", "gt"), ("超过", "gt"), ("多于", "gt"), ("大于", "gt"),
 )  # fmt: skip
+# 不得 before a comparison negates it as 不 does (保存期限不得少于5年 is at least 5 years, 最长不得超过1年 at most
+# one), where the words after 不得 alone would read the other way
+_BOUND_WORDS = sorted(
+    (*_BOUND_BEFORE, *((f"不得{word[1:]}", side) for word, side in _BOUND_BEFORE if word.startswith("不"))),
+    key=lambda entry: -len(entry[0]),
+)
 _BOUND_AFTER = (("以上", "ge"), ("以下", "le"), ("以内", "le"))
 _ADMITS = {"ge": operator.ge, "le": operator.le, "lt": operator.lt, "gt": operator.gt}
 
@@ -211,8 +217,8 @@ def figure_bounds(text: str) -> list[Bound]:
         value = _value(match.group(0))
         if value is None:
             continue
-        before = text[max(0, match.start() - 3) : match.start()]
-        side = next((s for word, s in _BOUND_BEFORE if before.endswith(word)), None)
+        before = text[max(0, match.start() - 4) : match.start()]
+        side = next((s for word, s in _BOUND_WORDS if before.endswith(word)), None)
         side = side or next((s for word, s in _BOUND_AFTER if text.startswith(word, match.end())), None)
         if side:
             bounds.append(Bound(side, value, unit_tags(match.group(0))))
@@ -288,11 +294,13 @@ def unstated_figures(said: str, text: str) -> tuple[str, ...]:
     figure in a unit the article has none in (本项目50兆瓦) is the memo's own case, not something it attributes to
     the article. Stricter than `states_values`, which admits a question's case under either end of a range: a memo
     writing 最高可处200万元 of 10万元以上100万元以下 misstates the range."""
-    units = units_of_figures(text)
     found = figure_quantities(text)
+    units = frozenset().union(*(tags for _, tags in found))  # a day's figures count in hours too
     ranges = figure_ranges(text)
-    ends = {(value, tags) for low, high, tags in ranges for value in (low, high)}
-    bounds = [b for b in figure_bounds(text) if (b.value, b.tags) not in ends]
+    # a range's ends read as bounds too (五千元以上 … 五万元以下): a figure beyond the range is not admitted by one
+    bounds = [
+        b for b in figure_bounds(text) if not any(b.value in (low, high) and b.tags & t for low, high, t in ranges)
+    ]
 
     def stated(value: int, tags: frozenset[str]) -> bool:
         return (
@@ -305,8 +313,8 @@ def unstated_figures(said: str, text: str) -> tuple[str, ...]:
         dict.fromkeys(
             match.group(0)
             for match in FIGURE.finditer(_without_calendar(said))
-            if unit_tags(match.group(0)) & units
-            and (quantities := _quantities(match))
+            if (quantities := _quantities(match))
+            and any(tags & units for _, tags in quantities)
             and not any(stated(value, tags) for value, tags in quantities)
         )
     )
