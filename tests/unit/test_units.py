@@ -176,7 +176,7 @@ def test_a_figure_a_question_states_is_stated_in_its_unit_inside_a_range_or_as_h
 
 
 def test_a_bound_after_bu_de_reads_as_after_bu():
-    """不得少于5年 is at least five years and 不得超过1年 at most one: read as 少于 / 超过 alone they said the reverse."""
+    """不得少于5年 is at least five years and 不得超过1年 at most one: read as 少于 / 超过 they said the reverse."""
     bounds = figures.figure_bounds("保存期限不得少于5年，期限最长不得超过1年，温度不得低于十八摄氏度")
     assert [(b.side, b.value) for b in bounds] == [("ge", 5), ("le", 1), ("ge", 18)]
 
