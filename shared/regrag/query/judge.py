@@ -132,13 +132,12 @@ class Signals:
         # JSON gives back a list for each tuple field: the fields typed as tuples, found from their annotations
         # so that a new one needs no line here
         hints = get_type_hints(cls)
-        return cls(
-            **{
-                name: tuple(data[name]) if get_origin(hints[name]) is tuple else data[name]
-                for name in cls.__dataclass_fields__
-                if name in data
-            }
-        )
+        found: dict[str, Any] = {
+            name: tuple(data[name]) if get_origin(hints[name]) is tuple else data[name]
+            for name in cls.__dataclass_fields__
+            if name in data
+        }
+        return cls(**found)
 
 
 @dataclass(frozen=True)
