@@ -233,8 +233,10 @@ def test_version_notes_and_superseded_citations(run: dict[str, Any]) -> None:
 
 def test_between_promulgation_and_entry_into_force_the_older_version_is_the_law(run: dict[str, Any]) -> None:
     w = step(run, "window")
-    assert any("新版本已公布、尚未施行" in b for b in w["version_badges"]), w["version_badges"]
-    assert any("2024-06-28" in n and "2024-11-01" in n and "尚未施行" in n for n in w["notes"])
+    # the law of that day, replaced since (the newer version has been in force since 2024-11-01)
+    badge = "当时有效，此后已被新版本取代：新版本2024-06-28 公布，2024-11-01 起施行"
+    assert any(badge in b for b in w["version_badges"]), w["version_badges"]
+    assert any("2024-06-28" in n and "2024-11-01" in n and "当时已公布、尚未施行" in n for n in w["notes"])
     assert w["temporal"] == ["时点：2024-08-01（依据筛选条件）"]
 
 
@@ -255,6 +257,7 @@ def test_abstention_shows_the_message_and_no_quotes(run: dict[str, Any]) -> None
 def test_errors_are_shown_with_the_servers_message(run: dict[str, Any]) -> None:
     e = step(run, "errors")
     assert "请输入问题" in e["empty"]
+    assert "请输入问题" in e["no_words"] and "问题里没有文字" in e["no_words"] and "请用中文提问" not in e["no_words"]
     # too long: said by the page, in its words, before anything is sent
     assert "问题过长" in e["too_long"]["error"] and "超过 2000 字" in e["too_long"]["error"]
     assert "超出上限" in e["too_long"]["counter"] and e["too_long"]["answer_hidden"]

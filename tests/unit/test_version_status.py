@@ -43,6 +43,18 @@ def test_a_successor_promulgated_but_not_in_force_makes_the_older_version_upcomi
     assert found.status == UPCOMING and "2027-01-01" in (found.note or "")
 
 
+def test_a_successor_published_on_the_day_and_in_force_by_now_has_replaced_the_version_cited():
+    # 修订前 dates a question the day before the newer version took effect, after its promulgation: read today,
+    # "已公布、尚未施行" would hide that the newer text has been the law since
+    later = DocumentMeta("new", "电力供应与使用条例", effective_date="2024-11-01", promulgated="2024-06-28")
+    found = version_status(OLD, later, "2024-10-31", TODAY)
+    assert found.status == SUPERSEDED_SINCE
+    assert found.note is not None and "当时已公布、尚未施行" in found.note and found.note.endswith("此后已被其取代。")
+    assert "2024-06-28" in found.note and "2024-11-01" in found.note
+    # the same window seen on a day before the newer version took effect: still to come
+    assert version_status(OLD, later, "2024-10-31", "2024-10-31").status == UPCOMING
+
+
 def test_a_version_not_yet_in_force_on_the_day_is_never_the_law_then():
     found = version_status(NEW, None, "2010-01-01", TODAY)
     assert found.status == NOT_YET_IN_FORCE and "尚未施行" in (found.note or "")

@@ -3,10 +3,11 @@ question is about (its as-of date, else today).
 
 Statuses (`version_status`):
 - in_force: in force that day, and no newer version is known.
-- upcoming: in force that day, while a newer version was already promulgated and takes effect later; the note
-  names both of the newer version's dates (公布 and 施行).
+- upcoming: in force that day, while a newer version was already promulgated and takes effect later than today;
+  the note names both of the newer version's dates (公布 and 施行).
 - superseded_since: in force that day, replaced since (a newer version took effect after it, by today): the law
-  of the day asked, and the reader must know it is no longer the law now.
+  of the day asked, and the reader must know it is no longer the law now (also when the newer version was
+  already published that day: its note says so).
 - superseded: no longer in force that day (only quoted when a request asks for superseded versions too): never
   presented as the law then in force.
 - not_yet_in_force: promulgated but not in force that day (only quoted when a request asks for every version):
@@ -117,10 +118,16 @@ def version_status(meta: DocumentMeta, successor: DocumentMeta | None, day: str,
             )
         return VersionStatus(SUPERSEDED, summary, f"{title}在{day}已被{newer}取代：以上引文不是当时有效的规定。")
     promulgated = successor.promulgated or succ_eff
-    if promulgated and promulgated <= day:
-        return VersionStatus(UPCOMING, summary, f"{title}是{day}时有效的版本；{newer}已公布、尚未施行。")
+    published_then = bool(promulgated and promulgated <= day)
     if succ_eff and succ_eff <= today:
-        return VersionStatus(SUPERSEDED_SINCE, summary, f"{title}是{day}时有效的版本，此后已被{newer}取代。")
+        # replaced by now, whether or not the newer text was already published on the day asked: a question about
+        # the version 修订前 is dated the day before the newer one took effect, often after its promulgation, and
+        # "已公布、尚未施行" read today would hide that it has been the law since
+        then = f"（{newer}当时已公布、尚未施行）" if published_then else ""
+        since = "此后已被其取代" if published_then else f"此后已被{newer}取代"
+        return VersionStatus(SUPERSEDED_SINCE, summary, f"{title}是{day}时有效的版本{then}，{since}。")
+    if published_then:
+        return VersionStatus(UPCOMING, summary, f"{title}是{day}时有效的版本；{newer}已公布、尚未施行。")
     return VersionStatus(
         UPCOMING, summary, f"{title}是{day}时有效的版本；{newer}已公布，将于{succ_eff or _UNKNOWN}起施行。"
     )
