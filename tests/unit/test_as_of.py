@@ -97,6 +97,15 @@ def test_a_version_the_question_names_by_its_year_or_as_in_force_then() -> None:
     assert filters.as_of == "2024-11-01"
     filters, found = resolve_as_of("按照2015年有效的突发事件应对法，罚款多少？", Filters(), lambda: [old, new], TODAY)
     assert filters.as_of == "2015-12-31" and found.source == SOURCE_QUESTION
+    # the year a version took effect names it too (a new user's 2007年施行的…, read as no date before)
+    filters, found = resolve_as_of("2007年施行的突发事件应对法对单位罚款多少？", Filters(), lambda: [old, new], TODAY)
+    assert filters.as_of == "2007-11-01" and "2007年施行" in (found.text or "")
+    # by the year it took effect, not the year it was published: 消耗臭氧层物质管理条例 2023 took effect in 2024
+    ods = DocumentMeta("c", "消耗臭氧层物质管理条例", "2024-03-01", promulgated="2023-12-29")
+    filters, _ = resolve_as_of("2024年施行的消耗臭氧层物质管理条例怎么规定的？", Filters(), lambda: [ods], TODAY)
+    assert filters.as_of == "2024-03-01"
+    _, none = resolve_as_of("2023年施行的消耗臭氧层物质管理条例怎么规定的？", Filters(), lambda: [ods], TODAY)
+    assert none.source == SOURCE_TODAY
     # a year with no version of the named act: nothing is assumed
     _, none = resolve_as_of("根据2010年版突发事件应对法，罚款多少？", Filters(), lambda: [old, new], TODAY)
     assert none.source == SOURCE_TODAY

@@ -163,23 +163,27 @@ def before_revision(question: str, documents: Sequence[DocumentMeta]) -> AsOf | 
                 f"the day before the version of {act.effective_date} took effect")  # fmt: skip
 
 
-# a version named by its year: 2007年版 / 2007年修订的 / 2007年公布的 突发事件应对法
-_VERSION_YEAR_RE = re.compile(rf"(?P<y>{YEAR})\s*年\s*(?:版|修订|修正|修改|颁布|公布|发布|通过|制定)")
+# a version named by its year: 2007年版 / 2007年修订的 / 2007年公布的 突发事件应对法, or by the year it took effect
+# (2007年施行的突发事件应对法: `in_force`)
+_VERSION_YEAR_RE = re.compile(
+    rf"(?P<y>{YEAR})\s*年\s*(?:(?P<in_force>起?(?:施行|实施|生效))|版|修订|修正|修改|颁布|公布|发布|通过|制定)"
+)
 
 
 def named_version(question: str, documents: Sequence[DocumentMeta]) -> AsOf | None:
-    """ "2007年版突发事件应对法" + that act held in a version promulgated that year → the day that version took
-    effect: the question names which text, and the answer must quote it, not today's."""
+    """ "2007年版突发事件应对法" + that act held in a version promulgated that year (or "2007年施行的…", one that took
+    effect that year) → the day that version took effect: the question names which text, and the answer must
+    quote it, not today's."""
     found = _VERSION_YEAR_RE.search(question)
     parts = parse_date_parts(found.group("y"), None, None) if found else None
     if found is None or parts is None:
         return None
-    year = str(parts[0])
-    named = [
-        m
-        for m in documents
-        if _names(question, m.title) and m.effective_date and (m.promulgated or m.effective_date).startswith(year)
-    ]
+    year, in_force = str(parts[0]), bool(found.group("in_force"))
+
+    def dated(m: DocumentMeta) -> str:
+        return str(m.effective_date if in_force else (m.promulgated or m.effective_date))
+
+    named = [m for m in documents if _names(question, m.title) and m.effective_date and dated(m).startswith(year)]
     if not named:
         return None
     act = max(named, key=lambda m: len(m.title))
