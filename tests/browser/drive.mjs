@@ -407,6 +407,10 @@ await step('errors', async () => {
   await page.fill('#question', '');
   await page.click('#search-button');
   const empty = await page.textContent('#error');
+  // punctuation alone asks nothing (a new user's ？？？ was told to ask in Chinese)
+  await page.fill('#question', '？？？');
+  await page.click('#search-button');
+  const noWords = await page.textContent('#error');
 
   await search({ question: '电'.repeat(2001) });
   const tooLong = {
@@ -447,7 +451,7 @@ await step('errors', async () => {
   await search({ question: QUESTION, corpora: ['shanghai'] });
   const allFailed = { error: await page.textContent('#error'), cards: await cards() };
   await shot('error-503');
-  return { empty, too_long: tooLong, refused, cancelled, network, all_failed: allFailed };
+  return { empty, no_words: noWords, too_long: tooLong, refused, cancelled, network, all_failed: allFailed };
 });
 
 await step('answer_first', async () => {

@@ -168,6 +168,8 @@ def test_embed_and_upsert_functions_on_pubsub_events(env):
         (b"", 400, "empty"),
         (b"{not json", 400, "not valid UTF-8 JSON"),
         (json.dumps({"question": ""}).encode(), 400, "question must be a non-empty string"),
+        # punctuation alone asks nothing: refused as such, not answered with "please ask in Chinese"
+        (json.dumps({"question": "？？？"}).encode(), 400, "not a valid question (it has no words or figures)"),
         (json.dumps({"question": "并网", "filters": {"province": "mars"}}).encode(), 400, "unknown value"),
         (json.dumps({"question": "并网", "top_k": 0}).encode(), 400, "top_k"),
         (json.dumps(["question"]).encode(), 400, "JSON object"),

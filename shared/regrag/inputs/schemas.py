@@ -60,6 +60,9 @@ QUESTION = {
     "type": "string",
     "minLength": 1,
     "maxLength": MAX_QUESTION_CHARS,
+    # a letter or a figure of any script: ？？？ or …… asks nothing, and was told to ask in Chinese
+    "pattern": r"[^\W_]",
+    "title": "question (it has no words or figures)",
     "description": "the question, in Chinese",
 }
 

@@ -410,6 +410,12 @@ async function search(event) {
     $('#question').focus({ preventScroll: true }); // the message stays on the screen (showError brought it up)
     return;
   }
+  if (!/[\p{L}\p{N}]/u.test(question)) {
+    // ？？？ asks nothing: the server refuses it as invalid; say what to do in the page's words
+    showError(notice('请输入问题', '问题里没有文字。请用中文写出要问的事，例如：临时检修停电要提前多久通知？'));
+    $('#question').focus({ preventScroll: true });
+    return;
+  }
   if (question.length > MAX_QUESTION_CHARS) {
     // the server would refuse it with its own (English) message: say it here, in the page's words
     showError(notice('问题过长', `问题共 ${question.length} 字，超过 ${MAX_QUESTION_CHARS} 字的上限。请只写要问的事，条文原文不必粘贴。`));
