@@ -205,6 +205,17 @@ def test_a_province_the_text_does_not_tell_is_flagged_not_taken_for_national(tmp
     assert "pv-rules" not in {c["doc_id"] for c in json.loads(out)["candidates"]}
 
 
+def test_a_date_only_the_metadata_gives_is_audited_as_such_not_as_an_amendment_line(tmp_path, monkeypatch, capsys):
+    # 消耗臭氧层物质管理条例 2018: the text's header and 施行 clause are the 2010 original's, the manifest dates it
+    # 2018-03-19; the audit named an amendment line it printed as “None”
+    monkeypatch.setenv("REGRAG_EMBEDDER", "hash")
+    code, _, err = run(capsys, "ingest", str(make_corpus(tmp_path, {"nat-reg-0079"})))
+    assert code == 0, err
+    code, out, _ = run(capsys, "audit")
+    assert "effective date uncertain: 2018-03-19 comes from the metadata alone" in out
+    assert "None" not in out
+
+
 def test_an_amendments_unstated_entry_into_force_is_audited_marked_and_settled_by_a_sidecar(
     tmp_path, monkeypatch, capsys
 ):

@@ -219,10 +219,18 @@ def cmd_audit(services: Services, args: argparse.Namespace) -> int:
         print(f"{row['doc_id']}  《{row['title']}》  公布 {row['promulgated']}  施行 {row['effective_date']}")
         for warning in row["warnings"]:
             print(f"    {warning}")
-        if row["effective_date_uncertain"]:
+        if row["effective_date_uncertain"] and row["amendment_line"]:
             print(
                 f"    effective date uncertain: {row['effective_date']} is the adoption of the latest amendment "
                 f"(“{row['amendment_line']}”), the text does not state when it took effect: give "
+                "amendment_effective_date in a sidecar"
+            )
+        elif row["effective_date_uncertain"]:
+            # the text records no amendment at all (its header and 施行 clause are an earlier text's): the date
+            # is the metadata's alone, as the document view's note says
+            print(
+                f"    effective date uncertain: {row['effective_date']} comes from the metadata alone (the text "
+                "records no amendment that late), and may be an amendment's adoption: give "
                 "amendment_effective_date in a sidecar"
             )
         for warning in row["metadata_warnings"]:
