@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from regrag.text.normalize import to_halfwidth
@@ -172,12 +173,29 @@ def states_values(stated: frozenset[Quantity] | set[Quantity], text: str) -> boo
     same thing (五年 / 5年, 一天 / 24小时; not 1000千伏 / 1000米), one inside a range it states in such a unit
     (220千伏 in 154—330千伏, 十万元 in 五万元以上二十万元以下) or one a bound it states admits (卧室只有十七度 under
     卧室、起居室温度低于十八摄氏度、高于十六摄氏度的: the rule covers the asker's case)."""
+    holds = _holds(text, range_ends_admit=True)
+    return any(holds(value, tags) for value, tags in stated)
+
+
+def _holds(text: str, *, range_ends_admit: bool) -> Callable[[int, frozenset[str]], bool]:
+    """Whether `text` states a figure (its value, in a unit with these tags): the same number in a unit that
+    answers for the same thing, one inside a range it states, or one a bound it states admits. With
+    `range_ends_admit` false, a range's ends (五千元以上 … 五万元以下) are no bounds of their own: a figure beyond
+    the range is outside it, not admitted by one end."""
     found = figure_quantities(text)
-    if any(value == v and tags & t for value, tags in stated for v, t in found):
-        return True
-    if any(low <= value <= high and tags & t for low, high, t in figure_ranges(text) for value, tags in stated):
-        return True
-    return any(bound.admits(value) and tags & bound.tags for bound in figure_bounds(text) for value, tags in stated)
+    ranges = figure_ranges(text)
+    bounds = figure_bounds(text)
+    if not range_ends_admit:
+        bounds = [b for b in bounds if not any(b.value in (low, high) and b.tags & t for low, high, t in ranges)]
+
+    def holds(value: int, tags: frozenset[str]) -> bool:
+        return (
+            any(value == v and tags & t for v, t in found)
+            or any(low <= value <= high and tags & t for low, high, t in ranges)
+            or any(b.admits(value) and tags & b.tags for b in bounds)
+        )
+
+    return holds
 
 
 # the words that make a figure a bound, and which side of it they admit. 以上, 以下 and 以内 include the figure
@@ -294,21 +312,8 @@ def unstated_figures(said: str, text: str) -> tuple[str, ...]:
     figure in a unit the article has none in (本项目50兆瓦) is the memo's own case, not something it attributes to
     the article. Stricter than `states_values`, which admits a question's case under either end of a range: a memo
     writing 最高可处200万元 of 10万元以上100万元以下 misstates the range."""
-    found = figure_quantities(text)
-    units = frozenset().union(*(tags for _, tags in found))  # a day's figures count in hours too
-    ranges = figure_ranges(text)
-    # a range's ends read as bounds too (五千元以上 … 五万元以下): a figure beyond the range is not admitted by one
-    bounds = [
-        b for b in figure_bounds(text) if not any(b.value in (low, high) and b.tags & t for low, high, t in ranges)
-    ]
-
-    def stated(value: int, tags: frozenset[str]) -> bool:
-        return (
-            any(value == v and tags & t for v, t in found)
-            or any(low <= value <= high and tags & t for low, high, t in ranges)
-            or any(b.admits(value) and tags & b.tags for b in bounds)
-        )
-
+    units = frozenset().union(*(tags for _, tags in figure_quantities(text)))  # a day's figures count in hours too
+    stated = _holds(text, range_ends_admit=False)
     return tuple(
         dict.fromkeys(
             match.group(0)
