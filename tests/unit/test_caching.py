@@ -6,18 +6,29 @@ def test_identical_questions_asked_at_once_are_embedded_once():
 
     from regrag.query.embedding_cache import QueryEmbeddingCache
 
+    asking = threading.Semaphore(0)  # released by each thread as it asks
+
     class Slow:
         model_id, dimension = "slow", 2
         calls = 0
 
         def embed_query(self, text):
             Slow.calls += 1
+            # the model answers only once every thread has asked (then a moment to reach the wait): on a loaded
+            # machine a thread started late came after the answer and asked again
+            for _ in range(20):
+                asking.acquire(timeout=10)
             time.sleep(0.2)
             return np.array([1.0, 0.0], dtype=np.float32)
 
     cache = QueryEmbeddingCache(Slow(), 16)
     results = []
-    threads = [threading.Thread(target=lambda: results.append(cache.embed_query("同一个问题"))) for _ in range(20)]
+
+    def ask():
+        asking.release()
+        results.append(cache.embed_query("同一个问题"))
+
+    threads = [threading.Thread(target=ask) for _ in range(20)]
     for t in threads:
         t.start()
     for t in threads:
@@ -33,12 +44,16 @@ def test_a_failed_embedding_fails_every_waiter_and_is_not_cached():
 
     from regrag.query.embedding_cache import QueryEmbeddingCache
 
+    asking = threading.Semaphore(0)  # released by each thread as it asks
+
     class Broken:
         model_id, dimension = "broken", 2
         calls = 0
 
         def embed_query(self, text):
             Broken.calls += 1
+            for _ in range(5 if Broken.calls == 1 else 0):  # fails only once every thread has asked (as above)
+                asking.acquire(timeout=10)
             time.sleep(0.1)
             raise RuntimeError("model crashed")
 
@@ -46,6 +61,7 @@ def test_a_failed_embedding_fails_every_waiter_and_is_not_cached():
     errors = []
 
     def ask():
+        asking.release()
         try:
             cache.embed_query("问题")
         except RuntimeError as exc:
