@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from regrag.text.normalize import to_halfwidth
@@ -173,29 +172,41 @@ def states_values(stated: frozenset[Quantity] | set[Quantity], text: str) -> boo
     same thing (五年 / 5年, 一天 / 24小时; not 1000千伏 / 1000米), one inside a range it states in such a unit
     (220千伏 in 154—330千伏, 十万元 in 五万元以上二十万元以下) or one a bound it states admits (卧室只有十七度 under
     卧室、起居室温度低于十八摄氏度、高于十六摄氏度的: the rule covers the asker's case)."""
-    holds = _holds(text, range_ends_admit=True)
-    return any(holds(value, tags) for value, tags in stated)
+    found = _Stated.of(text, range_ends_admit=True)
+    return any(found.holds(value, tags) for value, tags in stated)
 
 
-def _holds(text: str, *, range_ends_admit: bool) -> Callable[[int, frozenset[str]], bool]:
-    """Whether `text` states a figure (its value, in a unit with these tags): the same number in a unit that
-    answers for the same thing, one inside a range it states, or one a bound it states admits. With
-    `range_ends_admit` false, a range's ends (五千元以上 … 五万元以下) are no bounds of their own: a figure beyond
-    the range is outside it, not admitted by one end."""
-    found = figure_quantities(text)
-    ranges = figure_ranges(text)
-    bounds = figure_bounds(text)
-    if not range_ends_admit:
-        bounds = [b for b in bounds if not any(b.value in (low, high) and b.tags & t for low, high, t in ranges)]
+@dataclass(frozen=True)
+class _Stated:
+    """The figures a text states, read once: each figure, the ranges and the bounds. With `range_ends_admit`
+    false, a range's ends (五千元以上 … 五万元以下) are no bounds of their own: a figure beyond the range is outside
+    it, not admitted by one end."""
 
-    def holds(value: int, tags: frozenset[str]) -> bool:
+    found: set[Quantity]
+    ranges: list[tuple[int, int, frozenset[str]]]
+    bounds: list[Bound]
+
+    @classmethod
+    def of(cls, text: str, *, range_ends_admit: bool) -> _Stated:
+        ranges = figure_ranges(text)
+        bounds = figure_bounds(text)
+        if not range_ends_admit:
+            bounds = [b for b in bounds if not any(b.value in (low, high) and b.tags & t for low, high, t in ranges)]
+        return cls(figure_quantities(text), ranges, bounds)
+
+    @property
+    def units(self) -> frozenset[str]:
+        """The unit tags of every figure stated (a day's figures count in hours too)."""
+        return frozenset().union(*(tags for _, tags in self.found))
+
+    def holds(self, value: int, tags: frozenset[str]) -> bool:
+        """The same number in a unit that answers for the same thing, one inside a range stated, or one a bound
+        stated admits."""
         return (
-            any(value == v and tags & t for v, t in found)
-            or any(low <= value <= high and tags & t for low, high, t in ranges)
-            or any(b.admits(value) and tags & b.tags for b in bounds)
+            any(value == v and tags & t for v, t in self.found)
+            or any(low <= value <= high and tags & t for low, high, t in self.ranges)
+            or any(b.admits(value) and tags & b.tags for b in self.bounds)
         )
-
-    return holds
 
 
 # the words that make a figure a bound, and which side of it they admit. 以上, 以下 and 以内 include the figure
@@ -312,15 +323,15 @@ def unstated_figures(said: str, text: str) -> tuple[str, ...]:
     figure in a unit the article has none in (本项目50兆瓦) is the memo's own case, not something it attributes to
     the article. Stricter than `states_values`, which admits a question's case under either end of a range: a memo
     writing 最高可处200万元 of 10万元以上100万元以下 misstates the range."""
-    units = frozenset().union(*(tags for _, tags in figure_quantities(text)))  # a day's figures count in hours too
-    stated = _holds(text, range_ends_admit=False)
+    article = _Stated.of(text, range_ends_admit=False)
+    units = article.units
     return tuple(
         dict.fromkeys(
             match.group(0)
             for match in FIGURE.finditer(_without_calendar(said))
             if (quantities := _quantities(match))
             and any(tags & units for _, tags in quantities)
-            and not any(stated(value, tags) for value, tags in quantities)
+            and not any(article.holds(value, tags) for value, tags in quantities)
         )
     )
 
