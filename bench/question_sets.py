@@ -5,7 +5,8 @@
 
 `run` asks every question of shared/eval (dev, lay-dev, quotes-dev) and bench/questions, and of any other files
 given, as `POST /query` does (top 20, rerank off unless RERANK is set), and writes for each question whether it was
-refused, the confidence level, nDCG@10, whether the first / some quote holds an answer key and the bullets (doc,
+refused, the confidence level, nDCG@10, for a set with answer keys what `regrag eval` reads of its quotes (first /
+some quote holds a key, first quote from a gold article, fragments, unlabelled bullets), and the bullets (doc,
 article, span, marker). It prints one line per set: what a change reports on every set. `--blind NAME=FILE` adds a
 set that is scored only: `diff --show` never prints its questions' quotes, so a blind set stays unread.
 
@@ -29,7 +30,7 @@ from typing import Any
 from _common import DEFAULT_EVAL, ROOT
 from regrag.config import Settings
 from regrag.inputs.parse import parse_query_request
-from regrag.ops.answer_keys import holds_key, is_fragment, labelled
+from regrag.ops.answer_keys import key_row
 from regrag.ops.evaluation import load_questions, score_ranking, unique_articles
 from regrag.query.answer import answer_question
 from regrag.services import Services
@@ -46,31 +47,25 @@ def default_sets() -> dict[str, Path]:
 
 
 def question_row(q: dict[str, Any], resp: dict[str, Any]) -> dict[str, Any]:
-    """One question's result, as `regrag eval` scores it (shared/eval/README.md)."""
-    bullets = resp["bullets"]
+    """One question's result, scored as `regrag eval` scores it (ops/evaluation.py, ops/answer_keys.py `key_row`),
+    with its bullets to compare."""
     relevant = q.get("relevant") or [{**g, "grade": 3} for g in q.get("gold") or []]
+    confidence = resp.get("confidence") or {}
     row: dict[str, Any] = {
         "id": q.get("id"),
         "answerable": q.get("answerable", True),
         "abstained": resp["abstained"],
-        "level": (resp.get("confidence") or {}).get("level"),
-        "reasons": ((resp.get("confidence") or {}).get("inputs") or {}).get("reasons"),
+        "level": confidence.get("level"),
+        "reasons": (confidence.get("inputs") or {}).get("reasons"),
         "bullets": [
-            [b["citation"]["doc_id"], b["citation"]["article"], b["span"], b["citation"]["marker"]] for b in bullets
+            [b["citation"]["doc_id"], b["citation"]["article"], b["span"], b["citation"]["marker"]]
+            for b in resp["bullets"]
         ],
     }
     if row["answerable"] and relevant:
         row["ndcg"] = score_ranking(unique_articles(resp["candidates"]), relevant, 10)["ndcg@10"]
-        gold = {(g["doc_id"], g["article"]) for g in relevant if int(g.get("grade", 3)) == 3}
-        row["first_gold"] = (
-            bool(bullets) and (bullets[0]["citation"]["doc_id"], bullets[0]["citation"]["article"]) in gold
-        )
     if q.get("answer_keys"):
-        keys = q["answer_keys"]
-        row["first_key"] = bool(bullets) and holds_key(bullets[0]["span"], keys)
-        row["some_key"] = any(holds_key(b["span"], keys) for b in bullets)
-        row["fragments"] = sum(is_fragment(b["span"]) for b in bullets)
-        row["unlabelled"] = sum(not labelled(b) for b in bullets)
+        row.update(key_row(q, resp))  # first_key, some_key, first_gold, fragments, unlabelled …
     return row
 
 
