@@ -834,3 +834,26 @@ def test_the_key_characters_are_weighed_in_the_question_order_not_a_sets():
     q = analyse("平房上方有高压线，房顶上还能加盖一层吗？", Filters())
     chars = key_characters(q, ["架空电力线路保护区内不得兴建建筑物", "房屋不得增加高度"])
     assert list(chars) == list(dict.fromkeys(c for k in q.keywords for c in k.term))
+
+
+PIPELINE = """# 某某管道保护法
+
+第三十三条 在管道专用隧道中心线两侧各一千米地域范围内，因修建铁路、公路、水利工程等公共工程，确需实施采石、爆破作业的，\
+应当经管道所在地县级人民政府主管管道保护工作的部门批准。
+
+第三十五条 进行下列施工作业，施工单位应当向管道所在地县级人民政府主管管道保护工作的部门提出申请：
+
+（一）穿跨越管道的施工作业；
+
+（二）在管道线路中心线两侧各五米至五十米地域范围内，新建、改建、扩建铁路、公路、河渠。
+"""
+
+
+def test_a_later_quote_repeating_the_questions_own_phrase_goes_first():
+    doc = act("syn-pipe", PIPELINE)
+    cands = ranked((doc, "第三十五条"), (doc, "第三十三条"))
+    named = compose_answer("在管道专用隧道中心线两侧一千米内爆破，要经谁批准？", cands, source_text=texts(doc))
+    assert firsts(named) == [("syn-pipe", "第三十三条"), ("syn-pipe", "第三十五条")]
+    # no phrase of the question in one quote more than in the other: the ranking's order stands
+    plain = compose_answer("在管道附近施工，要经谁批准？", cands, source_text=texts(doc))
+    assert firsts(plain) == [("syn-pipe", "第三十五条"), ("syn-pipe", "第三十三条")]
