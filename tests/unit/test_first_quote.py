@@ -857,3 +857,29 @@ def test_a_later_quote_repeating_the_questions_own_phrase_goes_first():
     # no phrase of the question in one quote more than in the other: the ranking's order stands
     plain = compose_answer("在管道附近施工，要经谁批准？", cands, source_text=texts(doc))
     assert firsts(plain) == [("syn-pipe", "第三十五条"), ("syn-pipe", "第三十三条")]
+
+
+SAFETY = """# 某某安全生产法
+
+第二十四条 矿山、金属冶炼、建筑施工、运输单位和危险物品的生产、经营、储存、装卸单位，应当设置安全生产管理机构或者配备\
+专职安全生产管理人员。
+
+前款规定以外的其他生产经营单位，从业人员超过一百人的，应当设置安全生产管理机构或者配备专职安全生产管理人员；从业人员\
+在一百人以下的，应当配备专职或者兼职的安全生产管理人员。
+"""
+
+
+def test_the_unit_whose_threshold_admits_the_askers_figure_is_quoted():
+    doc = act("syn-safety", SAFETY)
+    cands = ranked((doc, "第二十四条"))
+    case = compose_answer(
+        "一家从业人员120人的普通制造企业，不属于矿山、建筑施工等高危行业，是否必须设置安全生产管理机构？",
+        cands,
+        source_text=texts(doc),
+    )
+    assert "从业人员超过一百人的" in case.bullets[0].span
+    assert "第二款" in case.bullets[0].citation.marker
+    # no figure of the case: the 款 sharing most of the question's words
+    plain = compose_answer("建筑施工单位是否必须设置安全生产管理机构？", cands, source_text=texts(doc))
+    assert "矿山、金属冶炼、建筑施工" in plain.bullets[0].span
+    assert "超过一百人" not in plain.bullets[0].span

@@ -198,3 +198,21 @@ def test_the_figures_a_memo_gives_an_article_that_it_does_not_state(
     said: str, article: str, unstated: tuple[str, ...]
 ) -> None:
     assert figures.unstated_figures(said, article) == unstated
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "admitted"),
+    [
+        ("一家从业人员120人的企业", "从业人员超过一百人的，应当设置安全生产管理机构", True),
+        ("一家从业人员120人的企业", "从业人员在一百人以下的，应当配备专职或者兼职的安全生产管理人员", False),
+        ("要征收大约40公顷一般耕地", "永久基本农田以外的耕地超过三十五公顷的", True),
+        ("填海30公顷的项目", "填海五十公顷以上的项目用海", False),
+        ("一台220千伏的线路", "154—330千伏 15米", True),
+        # the same figure stated alone is no threshold the case falls under: two people are another matter
+        ("我们两人合伙", "不得少于两人", True),
+        ("我们两人合伙", "由两人共同签字", False),
+        ("2020年建的厂，占地5公顷", "2020年12月31日前", False),  # a day of the calendar tells no case
+    ],
+)
+def test_a_threshold_admits_the_figure_a_question_tells_its_case_in(question: str, text: str, admitted: bool) -> None:
+    assert figures.admits_case(figures.case_figures(question), text) is admitted

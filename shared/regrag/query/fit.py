@@ -7,8 +7,9 @@ Two parts, both read from what `analyse` took from the question:
   通知) say little about which item answers; the term only one item has (临时检修) says which. An item's lead-in
   counts at half weight, since it is shared by every item of its list.
 - what the question asks for, found in the unit: a figure (in the unit asked, when it names one), the figures it
-  states itself, and the kind of provision its wording asks for (question forms: a penalty for 怎么处罚, an
-  authority for 由谁, a time limit for 多久, a permission or prohibition for 能不能 …; query/forms.py).
+  states itself (or else a threshold admitting the figure its case is told in: 从业人员120人 under 超过一百人的), and
+  the kind of provision its wording asks for (question forms: a penalty for 怎么处罚, an authority for 由谁, a time
+  limit for 多久, a permission or prohibition for 能不能 …; query/forms.py).
 When no unit of an article holds a key term or a thing asked (every fit 0), the characters of the key terms decide
 which unit is quoted (`key_characters`): only then, since within a tie of non-zero fits a shared character (时 of
 时间限制 in 时限) picked a sentence that says less (bench/README.md, stop 40).
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from regrag.query.question import Question
-from regrag.text.figures import figure_in_units, states_figure, states_values
+from regrag.text.figures import admits_case, figure_in_units, states_figure, states_values
 from regrag.text.relations import title_key
 
 # each thing the question asks for that the unit holds adds this to its distinctive coverage (a share, 0–1):
@@ -41,6 +42,9 @@ PERMISSION = "permission"
 # dev nr-27's (未经审核的…不得为其办理用地等有关手续, not 不得随意调整) right, and moved no key the wrong way.
 PERMISSION_SHARE = 0.5
 FIGURE = "figure"  # the name of a figure asked, among the things a unit holds (`Fit.asked`)
+# a threshold the unit states that admits a figure the question tells its case in (从业人员120人 under 超过一百人的,
+# not 一百人以下): the unit is the rule for the asker's case, where its neighbours are for other cases
+CASE_FIGURE = "case_figure"
 # a key term found only in an article the unit refers to (因本条例第四十四条第（二）项至第（五）项情形的 /
 # 违反本法第三十条规定的) counts this much: the unit is about the case that article describes, but its own words
 # still weigh more (bench/README.md, stop 44)
@@ -116,5 +120,7 @@ def asked_in(q: Question, text: str) -> tuple[str, ...]:
         asked.append(FIGURE)
     if q.stated_figures and states_values(q.stated_figures, text):
         asked.append("stated_figure")
+    elif admits_case(q.case_figures, text):
+        asked.append(CASE_FIGURE)
     asked += [f.name for f in q.forms if f.answered.search(text)]
     return tuple(asked)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from regrag.domain.models import DocumentMeta, Filters
 from regrag.query.forms import PENALTY, Form, asked_forms
 from regrag.query.temporal import AsOf, resolve_as_of
-from regrag.text.figures import Quantity, asked_units, asks_figure, case_units, stated_quantities
+from regrag.text.figures import Quantity, asked_units, asks_figure, case_figures, case_units, stated_quantities
 from regrag.text.licences import licences_named
 from regrag.text.periods import Period, stated_periods
 from regrag.text.places import PlaceScope, mentioned_provinces, rule_authors
@@ -90,6 +90,8 @@ class Question:
             text and the lexical leg reads Chinese words, so another language gets a note asking for Chinese.
         case_units: the units of every figure it states, calendar dates aside (征收…耕地40公顷 → 公顷's symbol): the
             units its case is told in, whatever it asks (query/order.py rule 7).
+        case_figures: those figures, each a value with its unit's symbols (从业人员120人 → 120 人): what a rule's
+            threshold (超过一百人的) admits for the asker's case (query/fit.py).
         named_terms: the names it puts in quotation marks (办“光伏安装许可证”; not a short term, “三同时”: `_NAMED`):
             names the asker takes the law to use, which a quote answering it uses too.
         licences: the licences it names (要先办垂钓许可证 → 垂钓许可证: text/licences.py), which an article on that
@@ -114,6 +116,7 @@ class Question:
     focus: frozenset[str] = frozenset()
     parts: tuple[Part, ...] = ()
     case_units: frozenset[str] = frozenset()
+    case_figures: frozenset[Quantity] = frozenset()
     named_terms: tuple[str, ...] = ()
     licences: tuple[str, ...] = ()
     periods: tuple[tuple[str, Period], ...] = ()
@@ -180,6 +183,7 @@ def analyse(
         focus=frozenset(k.term for k in keywords if k.term in asking_clause(text)),
         parts=_parts(text, keywords),
         case_units=case_units(text),
+        case_figures=case_figures(text),
         named_terms=tuple(_NAMED.findall(text)),
         licences=licences_named(text),
         periods=tuple(stated_periods(text).items()),

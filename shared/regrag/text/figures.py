@@ -286,6 +286,26 @@ def stated_quantities(question: str, besides: tuple[str, ...] = ()) -> set[Quant
     }
 
 
+def case_figures(question: str) -> frozenset[Quantity]:
+    """The figures a question tells its case in, calendar dates aside, in any unit (一家从业人员120人的企业 → 120
+    人): what a threshold of a rule admits or not (`admits_case`)."""
+    return frozenset(figure_quantities(_without_calendar(question)))
+
+
+def admits_case(case: frozenset[Quantity], text: str) -> bool:
+    """Whether a range or a bound `text` states admits one of the case's figures, in its unit (120人 under
+    从业人员超过一百人的; not under 一百人以下): the rule is the one for the asker's case. Not the same figure
+    stated alone, which is as often another matter's (两人, 三十日)."""
+    if not case:
+        return False
+    found = _Stated.of(text, range_ends_admit=True)
+    return any(
+        any(low <= value <= high and tags & t for low, high, t in found.ranges)
+        or any(b.admits(value) and tags & b.tags for b in found.bounds)
+        for value, tags in case
+    )
+
+
 def case_units(question: str) -> frozenset[str]:
     """The units (their symbols) of the figures a question states, calendar dates aside: 征收耕地40公顷 → {ha}."""
     return units_of_figures(_without_calendar(question))
