@@ -216,3 +216,19 @@ def test_the_figures_a_memo_gives_an_article_that_it_does_not_state(
 )
 def test_a_threshold_admits_the_figure_a_question_tells_its_case_in(question: str, text: str, admitted: bool) -> None:
     assert figures.admits_case(figures.case_figures(question), text) is admitted
+
+
+@pytest.mark.parametrize(
+    ("question", "asks", "asked_in"),
+    [
+        ("检查人员至少要有几人？", True, ()),  # a count: a number, its unit left open
+        ("每户能装几个电表？", True, ()),
+        ("要提前几天通知？", True, ("天",)),
+        ("多少钱？", True, ()),
+        ("几乎所有人都知道吗？", False, ()),  # 几乎 is no question for a number
+        ("哪几种情形？", False, ()),
+    ],
+)
+def test_how_many_before_any_unit_asks_for_a_number(question: str, asks: bool, asked_in: tuple[str, ...]) -> None:
+    assert figures.asks_figure(question) is asks
+    assert figures.asked_units(question) == asked_in

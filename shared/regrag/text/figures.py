@@ -19,11 +19,13 @@ from regrag.text.units import (
     PERCENT,
     QUESTION,
     TEXT,
+    alternation,
     answering_pattern,
     asked_units_pattern,
     figure_units,
     unit_at_end,
     unit_tags,
+    units,
 )
 
 # what a question asking for a number says (多少钱 / 几天 / 百分之几 / 比例 / 上限 / 标准是多少)
@@ -56,9 +58,14 @@ STATED_FIGURE = _figure(QUESTION)
 _ASKED_UNIT = re.compile(rf"(?:多少|几)({asked_units_pattern()})|百分之(?:几|多少)")
 
 
+# 几 before any unit of data/units.tsv asks for a number, in that unit or not (至少要有几人: 不得少于2人): the units
+# not asked in (counts: 人, 户, 个) only leave the unit of the answer open (`asked_units`)
+_HOW_MANY = re.compile(rf"几(?:{alternation(tuple(u.name for u in units()))})")
+
+
 def asks_figure(question: str) -> bool:
-    """Whether a question asks for a number (多少 / 几天 / 比例 …, or a unit it wants one in)."""
-    return bool(_ASKS_FIGURE.search(question) or _ASKED_UNIT.search(question))
+    """Whether a question asks for a number (多少 / 几天 / 几人 / 比例 …, or a unit it wants one in)."""
+    return bool(_ASKS_FIGURE.search(question) or _ASKED_UNIT.search(question) or _HOW_MANY.search(question))
 
 
 def asked_units(question: str) -> tuple[str, ...]:
