@@ -883,3 +883,28 @@ def test_the_unit_whose_threshold_admits_the_askers_figure_is_quoted():
     plain = compose_answer("建筑施工单位是否必须设置安全生产管理机构？", cands, source_text=texts(doc))
     assert "矿山、金属冶炼、建筑施工" in plain.bullets[0].span
     assert "超过一百人" not in plain.bullets[0].span
+
+
+WATER = """# 某某水污染防治法
+
+第八十五条 有下列行为之一的，由县级以上地方人民政府环境保护主管部门责令停止违法行为，处二万元以上二十万元以下的罚款：
+
+（一）工厂向河里排放有毒废水的；
+"""
+
+CRIMINAL = """# 某某刑法
+
+第三百三十八条 违反国家规定，排放、倾倒或者处置有毒物质，严重污染环境的，处三年以下有期徒刑或者拘役，并处或者单处罚金。
+"""
+
+
+def test_a_later_quote_holding_more_of_what_is_asked_goes_first():
+    water, criminal = act("syn-water", WATER), act("syn-criminal", CRIMINAL)
+    cands = ranked((water, "第八十五条"), (criminal, "第三百三十八条"))
+    both = compose_answer(
+        "工厂往河里排放有毒废水，老板会受到什么处罚？一般判几年？", cands, source_text=texts(water, criminal)
+    )
+    assert firsts(both) == [("syn-criminal", "第三百三十八条"), ("syn-water", "第八十五条")]
+    # the penalty alone is asked: the fine holds it as the years do, and the ranking's order stands
+    penalty = compose_answer("工厂往河里排放有毒废水，会受到什么处罚？", cands, source_text=texts(water, criminal))
+    assert firsts(penalty) == [("syn-water", "第八十五条"), ("syn-criminal", "第三百三十八条")]

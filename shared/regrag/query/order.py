@@ -7,7 +7,9 @@ order the one before it left:
 
 1. it asks for a kind of provision that names a specific thing (a penalty for 怎么处罚, an authority for 由谁批准,
    a time limit for 多久, liability for 谁赔) or for a figure (多少天 / 百分之几, in the unit asked when it names
-   one), and the first quote holds none of it while a later one does: the later one goes first. The duty
+   one), and a later quote holds more of these than the first (all the first holds, and one more): the later one
+   goes first. Asked 会坐牢吗？一般判几年？, a fine (罚款) holds the penalty but not the years, which 刑法's article
+   holds as well. The duty
    article (不得向建设单位收取费用) shares the question's words; the penalty article (责令退还所收费用，处…罚款)
    answers it. A penalty counts as held on rule 3's reading: an article disciplining officials does not hold the
    penalty asked by a question naming no public body (on the sample, 环评未批先建怎么处罚 put a city's article on
@@ -128,18 +130,19 @@ def _specific(fit: Fit) -> set[str]:
 
 def _holds_what_is_asked(q: Question, quotes: Sequence[Quote]) -> int | None:
     asks = {f.name for f in q.forms} & SPECIFIC_FORMS | ({FIGURE} if q.asks_figure else set())
-    if not asks or _holds(q, quotes[0]):
+    if not asks:
         return None
-    return next((i for i, quote in enumerate(quotes) if i and _holds(q, quote)), None)
+    held = _held(q, quotes[0])
+    return next((i for i, quote in enumerate(quotes) if i and _held(q, quote) > held), None)
 
 
-def _holds(q: Question, quote: Quote) -> bool:
-    """The quote holds a specific thing asked; a penalty only when it is not the discipline of a public body that
-    a question naming none did not ask about (rule 3's reading)."""
+def _held(q: Question, quote: Quote) -> set[str]:
+    """The specific things asked that the quote holds; a penalty only when it is not the discipline of a public body
+    that a question naming none did not ask about (rule 3's reading)."""
     specific = _specific(quote[2])
     if PENALTY in specific and _officials_not_asked(q) and _penalises(quote, _body()):
         specific -= {PENALTY}
-    return bool(specific)
+    return specific
 
 
 def _answered(form: str) -> re.Pattern[str]:
@@ -285,7 +288,7 @@ def _same_words(q: Question, quotes: Sequence[Quote]) -> int | None:
     runs = [_shared_run(q.text, _body_of(quote)) for quote in quotes]
     held = _specific(quotes[0][2])
     asks = {f.name for f in q.forms} & SPECIFIC_FORMS or q.asks_figure
-    later = [i for i in range(1, len(quotes)) if _specific(quotes[i][2]) >= held and (not asks or _holds(q, quotes[i]))]
+    later = [i for i in range(1, len(quotes)) if _specific(quotes[i][2]) >= held and (not asks or _held(q, quotes[i]))]
     best = max(later, key=lambda i: (runs[i], -i), default=None)
     if best is None or runs[best] < SAME_ACT_CHARS or runs[best] < SAME_ACT_RATIO * runs[0]:
         return None
