@@ -227,8 +227,18 @@ def test_a_threshold_admits_the_figure_a_question_tells_its_case_in(question: st
         ("多少钱？", True, ()),
         ("几乎所有人都知道吗？", False, ()),  # 几乎 is no question for a number
         ("哪几种情形？", False, ()),
+        # a ratio asked: a figure of quantity ratio answers (1‰至3‰, 百分之五十, 两倍), not 五千吨
+        ("分成比例是多少？", True, ("倍", "%", "％", "‰")),
+        ("税率是百分之几？", True, ("%",)),  # the unit it names
     ],
 )
 def test_how_many_before_any_unit_asks_for_a_number(question: str, asks: bool, asked_in: tuple[str, ...]) -> None:
     assert figures.asks_figure(question) is asks
     assert figures.asked_units(question) == asked_in
+
+
+def test_a_ratio_asked_is_answered_by_a_ratio_not_by_any_figure() -> None:
+    asked = figures.asked_units("节能效益的分成比例是多少？")
+    assert figures.figure_in_units(asked, "每日按照电费总额的1‰至3‰加收违约金")
+    assert figures.figure_in_units(asked, "减征百分之五十")
+    assert not figures.figure_in_units(asked, "年综合能源消费总量五千吨标准煤以上的用能单位")

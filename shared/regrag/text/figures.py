@@ -68,9 +68,18 @@ def asks_figure(question: str) -> bool:
     return bool(_ASKS_FIGURE.search(question) or _ASKED_UNIT.search(question) or _HOW_MANY.search(question))
 
 
+# the words of _ASKS_FIGURE that ask for a ratio (比例是多少, 税率是多少): a figure of quantity ratio in
+# data/units.tsv (%, ‰, 倍) answers, not a tonnage or a day count (五千吨标准煤 is no 分成比例)
+_ASKS_RATIO = re.compile(r"比例|税率|费率")
+
+
 def asked_units(question: str) -> tuple[str, ...]:
-    """The units a question asks its figure in, in order ("%" for 百分之几); empty when it names none."""
-    return tuple(m.group(1) or "%" for m in _ASKED_UNIT.finditer(question))
+    """The units a question asks its figure in, in order ("%" for 百分之几; the ratio units for 比例 / 税率 / 费率
+    when it names no unit); empty when it names none."""
+    named = tuple(m.group(1) or "%" for m in _ASKED_UNIT.finditer(question))
+    if named or not _ASKS_RATIO.search(question):
+        return named
+    return tuple(u.name for u in units() if u.quantity == "ratio")
 
 
 def _number(token: str) -> int | None:
