@@ -233,8 +233,14 @@ def _same_act(q: Question, quotes: Sequence[Quote]) -> int | None:
     if PENALTY not in {f.name for f in q.forms} or PENALTY not in quotes[0][2].asked:
         return None
     runs = [_shared_run(q.text, _act_clause(quote)) for quote in quotes]
-    punishing = [i for i in range(1, len(quotes)) if PENALTY in quotes[i][2].asked]
-    best = max(punishing, key=lambda i: (runs[i], -i), default=None)
+    return _longest_run(runs, [i for i in range(1, len(quotes)) if PENALTY in quotes[i][2].asked])
+
+
+def _longest_run(runs: Sequence[int], later: Sequence[int]) -> int | None:
+    """Of the `later` quotes, the one whose run of the question's words (`runs`, the first quote's at 0) is longest,
+    when it is at least SAME_ACT_CHARS long and SAME_ACT_RATIO times the first quote's: the quote that names what
+    the question names (rules 5 and 8)."""
+    best = max(later, key=lambda i: (runs[i], -i), default=None)
     if best is None or runs[best] < SAME_ACT_CHARS or runs[best] < SAME_ACT_RATIO * runs[0]:
         return None
     return best
@@ -291,10 +297,7 @@ def _same_words(q: Question, quotes: Sequence[Quote]) -> int | None:
     held = _specific(quotes[0][2])
     asks = {f.name for f in q.forms} & SPECIFIC_FORMS or q.asks_figure
     later = [i for i in range(1, len(quotes)) if _specific(quotes[i][2]) >= held and (not asks or _held(q, quotes[i]))]
-    best = max(later, key=lambda i: (runs[i], -i), default=None)
-    if best is None or runs[best] < SAME_ACT_CHARS or runs[best] < SAME_ACT_RATIO * runs[0]:
-        return None
-    return best
+    return _longest_run(runs, later)
 
 
 def _body_of(quote: Quote) -> str:
