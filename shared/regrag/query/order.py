@@ -130,9 +130,13 @@ def _specific(fit: Fit) -> set[str]:
     return set(fit.asked) & (SPECIFIC_FORMS | {FIGURE})
 
 
+def _specific_asks(q: Question) -> set[str]:
+    """The specific things the question asks for: the specific forms its wording asks, and a figure."""
+    return {f.name for f in q.forms} & SPECIFIC_FORMS | ({FIGURE} if q.asks_figure else set())
+
+
 def _holds_what_is_asked(q: Question, quotes: Sequence[Quote]) -> int | None:
-    asks = {f.name for f in q.forms} & SPECIFIC_FORMS | ({FIGURE} if q.asks_figure else set())
-    if not asks:
+    if not _specific_asks(q):
         return None
     held = _held(q, quotes[0])
     return next((i for i, quote in enumerate(quotes) if i and _held(q, quote) > held), None)
@@ -295,7 +299,7 @@ def _same_words(q: Question, quotes: Sequence[Quote]) -> int | None:
     """Rule 8 (the module docstring)."""
     runs = [_shared_run(q.text, _body_of(quote)) for quote in quotes]
     held = _specific(quotes[0][2])
-    asks = {f.name for f in q.forms} & SPECIFIC_FORMS or q.asks_figure
+    asks = _specific_asks(q)
     later = [i for i in range(1, len(quotes)) if _specific(quotes[i][2]) >= held and (not asks or _held(q, quotes[i]))]
     return _longest_run(runs, later)
 

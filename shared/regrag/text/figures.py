@@ -29,7 +29,8 @@ from regrag.text.units import (
 )
 
 # what a question asking for a number says (多少钱 / 几天 / 百分之几 / 比例 / 上限 / 标准是多少)
-_ASKS_FIGURE = re.compile(r"多少|几[个天年月日次倍度元成]|百分之几|比例|上限|下限|多大|多长|多高|多久|税率|费率")
+# (几 before a unit of data/units.tsv is `_HOW_MANY`; 几次 and 几成 ask a count and a share, in no unit of the table)
+_ASKS_FIGURE = re.compile(r"多少|几[次成]|百分之几|比例|上限|下限|多大|多长|多高|多久|税率|费率")
 # the number a figure starts with: digits (a decimal's integer part) or a Chinese numeral
 _LEADING_NUMBER = re.compile(rf"[{ARABIC}]+|[{FIGURE_DIGITS}]+")
 # a decimal reads as its integer part, written in digits (0.75米) or in words (零点七五米) alike
@@ -216,12 +217,13 @@ class _Stated:
         return frozenset().union(*(tags for _, tags in self.found))
 
     def holds(self, value: int, tags: frozenset[str]) -> bool:
-        """The same number in a unit that answers for the same thing, one inside a range stated, or one a bound
-        stated admits."""
-        return (
-            any(value == v and tags & t for v, t in self.found)
-            or any(low <= value <= high and tags & t for low, high, t in self.ranges)
-            or any(b.admits(value) and tags & b.tags for b in self.bounds)
+        """The same number in a unit that answers for the same thing, or one a range or bound stated admits."""
+        return any(value == v and tags & t for v, t in self.found) or self.admits(value, tags)
+
+    def admits(self, value: int, tags: frozenset[str]) -> bool:
+        """A figure inside a range stated, or one a bound stated admits, in a unit that answers for the same thing."""
+        return any(low <= value <= high and tags & t for low, high, t in self.ranges) or any(
+            b.admits(value) and tags & b.tags for b in self.bounds
         )
 
 
@@ -315,11 +317,7 @@ def admits_case(case: frozenset[Quantity], text: str) -> bool:
     if not case:
         return False
     found = _Stated.of(text, range_ends_admit=True)
-    return any(
-        any(low <= value <= high and tags & t for low, high, t in found.ranges)
-        or any(b.admits(value) and tags & b.tags for b in found.bounds)
-        for value, tags in case
-    )
+    return any(found.admits(value, tags) for value, tags in case)
 
 
 def case_units(question: str) -> frozenset[str]:
