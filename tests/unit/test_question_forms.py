@@ -26,6 +26,9 @@ def form_rerank(ranked, question, k, weight):
 
 def test_forms_are_read_from_how_the_question_asks():
     assert [f.name for f in asked_forms("偷电被发现了会怎么处罚？")] == ["penalty"]
+    # the verb 罚 in any form a question asks it, not only 罚多少 / 怎么罚 / 被罚
+    assert [f.name for f in asked_forms("没装燃气泄漏报警器，查到了会挨罚吗？")] == ["penalty"]
+    assert [f.name for f in asked_forms("这种情况罚不罚？")] == ["penalty"]
     assert [f.name for f in asked_forms("建光伏电站需要办理哪些手续？")] == ["procedure", "enumeration"]
     assert [f.name for f in asked_forms("由哪一级政府责令改正？")] == ["authority"]
     assert [f.name for f in asked_forms("停电要提前几天通知？")] == ["time_limit"]
