@@ -110,3 +110,13 @@ def test_a_question_naming_a_province_ranks_national_and_that_provinces_rules_fi
     status, body = call(endpoints.query, e5_services, {"question": "在江苏，" + plain, "filters": {"province": "sh"}})
     assert body["scope"] == {"provinces": [], "names": []}
     assert {c["metadata"]["province"] for c in body["candidates"]} == {"sh"}
+
+
+def test_a_question_in_an_abbreviation_is_answered_by_the_article_in_the_statutes_full_words(e5_services):
+    """环评 is how developers say 环境影响评价 (data/lay_terms.tsv): the article punishing building before the
+    assessment is approved answers 环评未批先建怎么处罚, where a Shanghai rule sharing only 处罚 was quoted first."""
+    status, body = call(endpoints.query, e5_services, {"question": "环评未批先建怎么处罚？"})
+    assert status == 200 and not body["abstained"], body["answer_zh"]
+    first = body["bullets"][0]
+    assert (first["citation"]["doc_id"], first["citation"]["article"]) == ("nat-law-0068", "第三十一条")
+    assert "擅自开工建设" in first["span"]

@@ -298,7 +298,7 @@ def signals(q: Question, quotes: Quotes, ranked: Sequence[Candidate], overall: f
         overall=overall,
         asks_figure=q.asks_figure,
         figure_quoted=states_figure(read_first) and figure_in_units(q.units, read_first),
-        anchor_quoted=not anchors or any(k.term in spans for k in anchors),
+        anchor_quoted=not anchors or any(k.found_in(spans) for k in anchors),
         place_uncovered=place_uncovered,
         best_coverage=best_coverage(ranked[:top_n]),
         best_dense=best_dense(ranked),

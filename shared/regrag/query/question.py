@@ -16,6 +16,7 @@ from regrag.domain.models import DocumentMeta, Filters
 from regrag.query.forms import PENALTY, Form, asked_forms
 from regrag.query.temporal import AsOf, resolve_as_of
 from regrag.text.figures import Quantity, asked_units, asks_figure, case_figures, case_units, stated_quantities
+from regrag.text.lay_terms import lay_words_in, statute_words
 from regrag.text.licences import licences_named
 from regrag.text.periods import Period, stated_periods
 from regrag.text.places import PlaceScope, mentioned_provinces, rule_authors
@@ -47,6 +48,13 @@ ANCHOR_TERMS = 2  # the heaviest keywords that make a question specific (what ju
 class Keyword:
     term: str
     weight: float
+    # the statutes' words for it when the term is an everyday word or an abbreviation (偷电 → 窃电, 盗窃电能:
+    # text/lay_terms.py)
+    statute: tuple[str, ...] = ()
+
+    def found_in(self, text: str) -> bool:
+        """Whether `text` holds the term, as the question writes it or in a statute's word for it."""
+        return self.term in text or any(w in text for w in self.statute)
 
 
 @dataclass(frozen=True)
@@ -129,7 +137,7 @@ class Question:
         """`text` holds a key term that is not (inside) a place the question names: 上海 alone in 上海市供用电条例
         says where a rule applies, not that it is on what is asked (明天上海会下雨吗)."""
         names = self.places.names
-        return any(k.term in text for k in self.keywords if not any(k.term in name for name in names))
+        return any(k.found_in(text) for k in self.keywords if not any(k.term in name for name in names))
 
     def asking(self, part: Part) -> Question:
         """The question as one of its parts asks it: that sentence's key terms (all of them its focus), its forms
@@ -287,12 +295,13 @@ def _keywords(text: str, words: Sequence[str]) -> list[Keyword]:
     let a lay word still meet the statute's word (光伏板 → 光伏, 住宅楼 → 住宅). Single characters are dropped.
     """
     terms = {t for t, _ in load_terms() if t in text}
+    statute = statute_words()
     seen: dict[str, float] = {}
-    for w in [*words, *terms]:
+    for w in [*words, *terms, *lay_words_in(text)]:
         if len(w) < 2 or w in STOPWORDS or (not CJK_CHAR_RE.search(w) and not w.isalnum()):
             continue
         seen[w] = max(seen.get(w, 0.0), min(len(w), 4) * (1.5 if w in terms else 1.0))
-    return [Keyword(t, w) for t, w in seen.items()]
+    return [Keyword(t, w, statute.get(t, ())) for t, w in seen.items()]
 
 
 def question_keywords(text: str) -> list[Keyword]:
@@ -305,4 +314,4 @@ def coverage(text: str, keywords: Sequence[Keyword]) -> float:
     total = sum(k.weight for k in keywords)
     if total == 0:
         return 0.0
-    return sum(k.weight for k in keywords if k.term in text) / total
+    return sum(k.weight for k in keywords if k.found_in(text)) / total
