@@ -1,0 +1,46 @@
+"""Where the lay terms (shared/regrag/data/lay_terms.tsv) stand in a corpus: each row's words counted again, and
+every row whose counts no longer hold flagged.
+
+    python bench/lay_terms.py [--corpus ../shared/corpus]
+
+Each row's source ends with how many documents use the lay word and each statute word (环评 1/444; 环境影响评价
+65/444). A row is flagged when a count differs, or when a statute word is in no document: an entry whose statute
+word the corpus never uses bridges to nothing. Exit 1 when a row is flagged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from _common import DEFAULT_CORPUS, corpus_documents
+from regrag.data import table
+from regrag.text.lay_terms import DATA_FILE
+
+_COUNT = re.compile(r"(\S+) (\d+)/(\d+)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    args = parser.parse_args()
+    docs = [p.read_text(encoding="utf-8") for p in corpus_documents(args.corpus)]
+    flagged = 0
+    for row in table.rows(DATA_FILE, 3):
+        lay, words, source = row.cells
+        stated = {m[1]: (int(m[2]), int(m[3])) for m in _COUNT.finditer(source)}
+        found = {w: sum(w in d for d in docs) for w in (lay, *words.split("、"))}
+        wrong = any(stated.get(w) != (n, len(docs)) for w, n in found.items()) or any(
+            n == 0 for w, n in found.items() if w != lay
+        )
+        flagged += wrong
+        counts = ", ".join(f"{w} {n}/{len(docs)}" for w, n in found.items())
+        print(f"{lay:8} {counts}{'  <- flagged' if wrong else ''}")
+    print(f"{flagged} row(s) flagged")
+    return 1 if flagged else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
