@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import statistics
@@ -24,6 +25,15 @@ def corpus_documents(corpus: Path) -> list[Path]:
             f"no documents in {corpus / 'docs'} (a corpus folder holds docs/*.md; --corpus or REGRAG_BENCH_CORPUS)"
         )
     return found
+
+
+def corpus_texts_from_args(description: str) -> list[str]:
+    """The texts of the corpus named by a script's only option, --corpus (the development corpus by default): what
+    the scripts that recount a data file's words in a corpus read."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    args = parser.parse_args()
+    return [p.read_text(encoding="utf-8") for p in corpus_documents(args.corpus)]
 
 
 def peak_rss_mb() -> float:

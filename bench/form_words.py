@@ -11,22 +11,17 @@ Exit 1 when a row is flagged.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
-from pathlib import Path
 
-from _common import DEFAULT_CORPUS, corpus_documents
+from _common import corpus_texts_from_args
 from regrag.query.forms import TIME_FIGURE, wordings
 
 _COUNT = re.compile(r"corpus (\d+)/(\d+)")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    args = parser.parse_args()
-    docs = [p.read_text(encoding="utf-8") for p in corpus_documents(args.corpus)]
+    docs = corpus_texts_from_args(__doc__.splitlines()[0])
     flagged = 0
     for row in wordings():
         if row.pattern == TIME_FIGURE or row.source.split()[0] in ("question", "figure"):

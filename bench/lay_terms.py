@@ -10,12 +10,10 @@ word the corpus never uses bridges to nothing. Exit 1 when a row is flagged.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
-from pathlib import Path
 
-from _common import DEFAULT_CORPUS, corpus_documents
+from _common import corpus_texts_from_args
 from regrag.data import table
 from regrag.text.lay_terms import DATA_FILE
 
@@ -23,10 +21,7 @@ _COUNT = re.compile(r"(\S+) (\d+)/(\d+)")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    args = parser.parse_args()
-    docs = [p.read_text(encoding="utf-8") for p in corpus_documents(args.corpus)]
+    docs = corpus_texts_from_args(__doc__.splitlines()[0])
     flagged = 0
     for row in table.rows(DATA_FILE, 3):
         lay, words, source = row.cells
