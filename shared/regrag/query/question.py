@@ -293,6 +293,8 @@ def _keywords(text: str, words: Sequence[str]) -> list[Keyword]:
     """Content words of the question: jieba search-mode tokens (words and their sub-words, stopwords out)
     plus the dictionary terms inside it. Longer words weigh more (环境影响评价 says more than 企业); sub-words
     let a lay word still meet the statute's word (光伏板 → 光伏, 住宅楼 → 住宅). Single characters are dropped.
+    An everyday word or abbreviation of data/lay_terms.tsv is a key term too (供电公司, which jieba splits), carrying
+    the statute's words it is found in (供电企业).
     """
     terms = {t for t, _ in load_terms() if t in text}
     statute = statute_words()

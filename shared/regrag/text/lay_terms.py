@@ -9,7 +9,9 @@ words was measured and not kept (bench/README.md, "What moved the numbers").
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
+from types import MappingProxyType
 
 from regrag.data import table
 
@@ -19,10 +21,10 @@ SEPARATOR = "、"
 
 
 @cache
-def statute_words(text: str | None = None) -> dict[str, tuple[str, ...]]:
+def statute_words(text: str | None = None) -> Mapping[str, tuple[str, ...]]:
     """Each lay word of the data file (or of `text` in its format) → the statutes' words for it. A row without
     statute words, with a source of another kind or repeating a lay word is an error naming it, not an entry that
-    silently never matches."""
+    silently never matches. Read-only: the cached table is shared by every question."""
     found: dict[str, tuple[str, ...]] = {}
     for row in table.rows(DATA_FILE, 3, text=text):
         lay, words, source = row.cells
@@ -30,7 +32,7 @@ def statute_words(text: str | None = None) -> dict[str, tuple[str, ...]]:
         if not lay or not statute or lay in statute or not source.startswith(SOURCES) or lay in found:
             raise row.error("a lay word, its statute words (、-separated, not itself), abbreviation|everyday source")
         found[lay] = statute
-    return found
+    return MappingProxyType(found)
 
 
 def lay_words_in(text: str) -> list[str]:
