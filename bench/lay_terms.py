@@ -15,7 +15,7 @@ import sys
 
 from _common import corpus_texts_from_args
 from regrag.data import table
-from regrag.text.lay_terms import DATA_FILE
+from regrag.text.lay_terms import DATA_FILE, statute_words
 
 _COUNT = re.compile(r"(\S+) (\d+)/(\d+)")
 
@@ -24,9 +24,9 @@ def main() -> int:
     docs = corpus_texts_from_args(__doc__.splitlines()[0])
     flagged = 0
     for row in table.rows(DATA_FILE, 3):
-        lay, words, source = row.cells
+        lay, _, source = row.cells
         stated = {m[1]: (int(m[2]), int(m[3])) for m in _COUNT.finditer(source)}
-        found = {w: sum(w in d for d in docs) for w in (lay, *words.split("、"))}
+        found = {w: sum(w in d for d in docs) for w in (lay, *statute_words()[lay])}
         wrong = any(stated.get(w) != (n, len(docs)) for w, n in found.items()) or any(
             n == 0 for w, n in found.items() if w != lay
         )

@@ -28,9 +28,12 @@ from regrag.text.units import (
     units,
 )
 
+# the words that ask for a ratio (比例是多少, 税率是多少): a figure of quantity ratio in data/units.tsv (%, ‰, 倍)
+# answers, not a tonnage or a day count (五千吨标准煤 is no 分成比例)
+_ASKS_RATIO = re.compile(r"比例|税率|费率")
 # what a question asking for a number says (多少钱 / 几天 / 百分之几 / 比例 / 上限 / 标准是多少)
 # (几 before a unit of data/units.tsv is `_HOW_MANY`; 几次 and 几成 ask a count and a share, in no unit of the table)
-_ASKS_FIGURE = re.compile(r"多少|几[次成]|百分之几|比例|上限|下限|多大|多长|多高|多久|税率|费率")
+_ASKS_FIGURE = re.compile(rf"多少|几[次成]|百分之几|{_ASKS_RATIO.pattern}|上限|下限|多大|多长|多高|多久")
 # the number a figure starts with: digits (a decimal's integer part) or a Chinese numeral
 _LEADING_NUMBER = re.compile(rf"[{ARABIC}]+|[{FIGURE_DIGITS}]+")
 # a decimal reads as its integer part, written in digits (0.75米) or in words (零点七五米) alike
@@ -67,11 +70,6 @@ _HOW_MANY = re.compile(rf"几(?:{alternation(tuple(u.name for u in units()))})")
 def asks_figure(question: str) -> bool:
     """Whether a question asks for a number (多少 / 几天 / 几人 / 比例 …, or a unit it wants one in)."""
     return bool(_ASKS_FIGURE.search(question) or _ASKED_UNIT.search(question) or _HOW_MANY.search(question))
-
-
-# the words of _ASKS_FIGURE that ask for a ratio (比例是多少, 税率是多少): a figure of quantity ratio in
-# data/units.tsv (%, ‰, 倍) answers, not a tonnage or a day count (五千吨标准煤 is no 分成比例)
-_ASKS_RATIO = re.compile(r"比例|税率|费率")
 
 
 def asked_units(question: str) -> tuple[str, ...]:
