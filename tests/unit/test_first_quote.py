@@ -411,6 +411,23 @@ def test_a_section_of_a_text_without_articles_is_quoted_with_the_line_that_intro
     assert alone.bullets[0].span.startswith("(二) 舰船锚泊")
 
 
+SUPPLY = """# 某某供电条例
+第二十八条 因供电设施检修需要停止供电时，供电企业应当提前七日通知用户或者进行公告。
+第二十九条 供电企业需要中断供电时，应当事先通知用户。用户对供电企业中断供电有异议的，可以向电力管理部门投诉。
+"""
+
+
+def test_a_question_where_to_complain_reads_first_the_provision_that_opens_a_complaint():
+    doc = act("syn-supply", SUPPLY)
+    cands = ranked((doc, "第二十八条"), (doc, "第二十九条"))
+    asked = compose_answer("供电所检修把村里停了电，我觉得不合理，能去哪里投诉？", cands, source_text=texts(doc))
+    assert firsts(asked)[0] == ("syn-supply", "第二十九条")
+    assert "可以向电力管理部门投诉" in asked.bullets[0].span
+    # asked how long before, not where to complain: the ranking's order stands
+    notice = compose_answer("供电设施检修停电，要提前几天通知？", cands, source_text=texts(doc))
+    assert firsts(notice)[0] == ("syn-supply", "第二十八条")
+
+
 def test_the_forms_the_ordering_rules_name_are_the_data_files_forms():
     # a form renamed in question_forms.tsv must not silently switch a rule off
     from regrag.query import order
@@ -418,7 +435,14 @@ def test_the_forms_the_ordering_rules_name_are_the_data_files_forms():
     from regrag.query.forms import forms
 
     names = {f.name for f in forms()}
-    assert names >= order.SPECIFIC_FORMS | {order.PENALTY, order.AUTHORITY, order.LIABILITY, ENUMERATION, PERMISSION}
+    assert names >= order.SPECIFIC_FORMS | {
+        order.PENALTY,
+        order.AUTHORITY,
+        order.LIABILITY,
+        order.RECOURSE,
+        ENUMERATION,
+        PERMISSION,
+    }
 
 
 ACCIDENTS = """# 某某电力事故处置条例

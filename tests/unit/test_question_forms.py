@@ -35,6 +35,26 @@ def test_forms_are_read_from_how_the_question_asks():
     assert asked_forms("光伏电站的土地怎么使用") == ()
 
 
+def test_where_to_complain_is_asked_by_the_statutes_words_for_it_and_by_where_with_an_everyday_verb():
+    """能去哪里投诉 asks for the provision that opens a complaint (可以向电力管理部门投诉), a form of its own: the
+    statute's words for lodging one (投诉, 举报, 仲裁, 复议 …) and 哪里 with the everyday verbs (反映, 告)."""
+    assert [f.name for f in asked_forms("发现小厂半夜往河里排污水，能找哪里反映？")] == ["recourse"]
+    assert [f.name for f in asked_forms("老板欠薪，我能去劳动仲裁吗？")] == ["recourse"]
+    recourse = next(f for f in forms() if f.name == "recourse")
+    assert recourse.answered.search("用户对供电企业中断供电有异议的，可以向电力管理部门投诉；")
+    assert not recourse.answered.search("供电企业应当按照国家有关规定事先通知用户。")
+    # 反映 alone is how a statute says a text reflects something (反映实际情况): only asked with 哪里
+    assert asked_forms("统计数据应当真实反映能耗情况吗？") == ()
+
+
+def test_the_latest_day_asked_is_a_time_limit_but_when_alone_is_not():
+    """最晚 / 最迟 ask for a deadline (最晚什么时候之前要提出); 什么时候 alone asks when something happens, which a
+    condition answers as often as a period (仓储合同什么时候成立: 意思表示一致时), so it is not a time limit."""
+    assert "time_limit" in [f.name for f in asked_forms("想申请行政复议，最晚什么时候之前要提出？")]
+    assert [f.name for f in asked_forms("施工单位最迟什么时候要报告？")] == ["time_limit"]
+    assert asked_forms("仓储合同什么时候成立？") == ()
+
+
 def test_who_bears_a_cost_is_asked_of_the_clause_that_puts_it_on_someone_not_of_an_authority():
     """检定费用由谁承担 asks who pays (由谁 + a verb of bearing), not which body decides: it was read as asking an
     authority too, and the 款 naming 计量检定机构 was quoted instead of the one saying 检定费用由供电企业承担."""

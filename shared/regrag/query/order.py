@@ -6,7 +6,7 @@ whether it holds the thing asked. Three readings of the question change who goes
 order the one before it left:
 
 1. it asks for a kind of provision that names a specific thing (a penalty for 怎么处罚, an authority for 由谁批准,
-   a time limit for 多久, liability for 谁赔) or for a figure (多少天 / 百分之几, in the unit asked when it names
+   a time limit for 多久 / 最晚, liability for 谁赔, a way to complain for 哪里投诉) or for a figure (多少天 / 百分之几, in the unit asked when it names
    one), and a later quote holds more of these than the first (all the first holds, and one more): the later one
    goes first. Asked 会坐牢吗？一般判几年？, a fine (罚款) holds the penalty but not the years, which 刑法's article
    holds as well. The duty
@@ -90,7 +90,10 @@ SAME_ACT_RATIO = 2.0
 # the kinds of provision whose answer is one specific thing a quote holds or not (query/forms.py)
 AUTHORITY = "authority"  # the form whose answering words name a public body
 LIABILITY = "liability"  # the form of a question asking who pays for a loss (谁赔 / 承担…责任)
-SPECIFIC_FORMS = frozenset({PENALTY, AUTHORITY, "time_limit", LIABILITY})
+# the form of a question asking where to complain, report or sue (能去哪里投诉): the provision that opens that way
+# (可以向电力管理部门投诉) answers it, not its neighbour on the same matter that opens none (stop 53, bench/README.md)
+RECOURSE = "recourse"
+SPECIFIC_FORMS = frozenset({PENALTY, AUTHORITY, "time_limit", LIABILITY, RECOURSE})
 # who an article's first clause is about: after a leading 违反本法规定，, up to the first ，。：；
 _SUBJECT = re.compile(r"(?:违反本[^，。]{0,12}规定，)?(?P<subject>[^，。：；]{0,60})")
 
