@@ -6,15 +6,15 @@ whether it holds the thing asked. Three readings of the question change who goes
 order the one before it left:
 
 1. it asks for a kind of provision that names a specific thing (a penalty for 怎么处罚, an authority for 由谁批准,
-   a time limit for 多久 / 最晚, liability for 谁赔, a way to complain for 哪里投诉) or for a figure (多少天 / 百分之几, in the unit asked when it names
-   one), and a later quote holds more of these than the first (all the first holds, and one more): the later one
-   goes first. Asked 会坐牢吗？一般判几年？, a fine (罚款) holds the penalty but not the years, which 刑法's article
-   holds as well. The duty
-   article (不得向建设单位收取费用) shares the question's words; the penalty article (责令退还所收费用，处…罚款)
-   answers it. A penalty counts as held on rule 3's reading: an article disciplining officials does not hold the
-   penalty asked by a question naming no public body (on the sample, 环评未批先建怎么处罚 put a city's article on
-   its own staff's 处分 first). Procedure, definition and list questions are left out: their wording
-   (申请 / 批准 / 所称 / 下列) is in most articles of a procedure or definition chapter and picks nothing.
+   a time limit for 多久 / 最晚, liability for 谁赔, a way to complain for 哪里投诉) or for a figure (多少天 /
+   百分之几, in the unit asked when it names one), and a later quote holds more of these than the first (all the
+   first holds, and one more): the later one goes first. Asked 会坐牢吗？一般判几年？, a fine (罚款) holds the
+   penalty but not the years, which 刑法's article holds as well. The duty article (不得向建设单位收取费用) shares
+   the question's words; the penalty article (责令退还所收费用，处…罚款) answers it. A penalty counts as held on
+   rule 3's reading: an article disciplining officials does not hold the penalty asked by a question naming no
+   public body (on the sample, 环评未批先建怎么处罚 put a city's article on its own staff's 处分 first). Procedure,
+   definition and list questions are left out: their wording (申请 / 批准 / 所称 / 下列) is in most articles of a
+   procedure or definition chapter and picks nothing.
 2. it is set in a province (a province filter, or a province it names) and the first quote is a national rule
    while a later one is that province's own and holds at least what the first holds of the things asked: the
    province's rule goes first. The local rule implements the national one for that place (广东省土地管理条例 names
