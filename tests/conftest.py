@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
+import sys
 import time
 from collections.abc import Collection, Iterator
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -53,6 +56,16 @@ def compose_answer(
     """The `compose` function's answer for candidates named by id: the read path after retrieval, on its own."""
     q = analyse(question, filters or Filters())
     return compose(q, candidates, read_path_options(top_n, max_bullets, floor), source_text=source_text)
+
+
+def bench_module(name: str) -> ModuleType:
+    """A script of bench/ loaded as a module (bench/ is no package; its scripts import `_common` from beside them)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None, name
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def sample_manifest() -> dict[str, dict[str, Any]]:

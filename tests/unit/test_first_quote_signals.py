@@ -1,17 +1,10 @@
 """bench/first_quote_signals.py: how often each signal prefers the quote holding a key, counted both ways."""
 
-import importlib.util
-import sys
-
-from conftest import ROOT
+from conftest import bench_module
 
 
 def _module():
-    sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location("first_quote_signals", ROOT / "bench" / "first_quote_signals.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("first_quote_signals")
 
 
 def test_a_signal_is_counted_for_the_key_holder_after_a_wrong_first_and_against_a_right_first():

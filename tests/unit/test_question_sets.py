@@ -1,19 +1,13 @@
 """bench/question_sets.py diff: what moved between two runs of every question set, and a blind set's quotes never
 shown."""
 
-import importlib.util
 import json
-import sys
 
-from conftest import ROOT
+from conftest import bench_module
 
 
 def _module():
-    sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location("question_sets", ROOT / "bench" / "question_sets.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("question_sets")
 
 
 def _row(qid, span, *, abstained=False, key=True):
