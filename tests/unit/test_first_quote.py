@@ -428,10 +428,27 @@ def test_a_question_where_to_complain_reads_first_the_provision_that_opens_a_com
     assert firsts(notice)[0] == ("syn-supply", "第二十八条")
 
 
+POWER_CONTRACT = """# 某某合同法
+第六百五十四条 用电人逾期不支付电费，经催告仍不支付的，供电人可以按照国家规定的程序中止供电。
+
+供电人依据前款规定中止供电的，应当事先通知用电人。
+"""
+
+
+def test_a_duty_asked_quotes_the_unit_that_obliges_not_its_neighbour_that_allows():
+    doc = act("syn-contract", POWER_CONTRACT)
+    asked = compose_answer(
+        "用电人逾期不交电费，供电人依程序中止供电前还负有什么义务？",
+        ranked((doc, "第六百五十四条")),
+        source_text=texts(doc),
+    )
+    assert "应当事先通知用电人" in asked.bullets[0].span
+
+
 def test_the_forms_the_ordering_rules_name_are_the_data_files_forms():
     # a form renamed in question_forms.tsv must not silently switch a rule off
     from regrag.query import order
-    from regrag.query.fit import ENUMERATION, PERMISSION
+    from regrag.query.fit import DUTY, ENUMERATION, PERMISSION
     from regrag.query.forms import forms
 
     names = {f.name for f in forms()}
@@ -442,6 +459,7 @@ def test_the_forms_the_ordering_rules_name_are_the_data_files_forms():
         order.RECOURSE,
         ENUMERATION,
         PERMISSION,
+        DUTY,
     }
 
 

@@ -55,6 +55,16 @@ def test_the_latest_day_asked_is_a_time_limit_but_when_alone_is_not():
     assert asked_forms("仓储合同什么时候成立？") == ()
 
 
+def test_what_someone_must_do_is_asked_as_a_duty_and_answered_by_the_words_of_obligation():
+    assert [f.name for f in asked_forms("停电时商场应该怎么做？")] == ["duty"]
+    assert [f.name for f in asked_forms("邻居死活不让，他有义务配合吗？")] == ["duty"]
+    # 义务 inside a name (土地复垦义务人) asks nothing
+    assert asked_forms("土地复垦义务人提交的报告由谁审查？") == tuple(f for f in forms() if f.name == "authority")
+    duty = next(f for f in forms() if f.name == "duty")
+    assert duty.answered.search("供电人依据前款规定中止供电的，应当事先通知用电人。")
+    assert not duty.answered.search("供电人可以按照国家规定的程序中止供电。")
+
+
 def test_who_bears_a_cost_is_asked_of_the_clause_that_puts_it_on_someone_not_of_an_authority():
     """检定费用由谁承担 asks who pays (由谁 + a verb of bearing), not which body decides: it was read as asking an
     authority too, and the 款 naming 计量检定机构 was quoted instead of the one saying 检定费用由供电企业承担."""

@@ -41,6 +41,12 @@ PERMISSION = "permission"
 # Measured in stops 43 and 44 it helped only that question; at stop 45 it also made a blind set's first quote and
 # dev nr-27's (未经审核的…不得为其办理用地等有关手续, not 不得随意调整) right, and moved no key the wrong way.
 PERMISSION_SHARE = 0.5
+# a question for what someone must do (负有什么义务 / 应该怎么做): answered by the unit that obliges (应当 / 必须),
+# which most articles hold as well, so it counts as permission does: 中止供电前还负有什么义务 quoted the 款 that
+# allows the cut-off, not the one on 应当事先通知 (stop 53: that question only; bench/README.md)
+DUTY = "duty"
+# the things asked that most units hold, each counting PERMISSION_SHARE
+_COMMON_ASKS = (PERMISSION, DUTY)
 FIGURE = "figure"  # the name of a figure asked, among the things a unit holds (`Fit.asked`)
 # a threshold the unit states that admits a figure the question tells its case in (从业人员120人 under 超过一百人的,
 # not 一百人以下): the unit is the rule for the asker's case, where its neighbours are for other cases
@@ -60,7 +66,7 @@ class Fit:
 
     @property
     def score(self) -> float:
-        return self.coverage + ASKED_WEIGHT * sum(PERMISSION_SHARE if a == PERMISSION else 1.0 for a in self.asked)
+        return self.coverage + ASKED_WEIGHT * sum(PERMISSION_SHARE if a in _COMMON_ASKS else 1.0 for a in self.asked)
 
 
 def rarity(q: Question, texts: Sequence[str], title: str = "") -> dict[str, float]:

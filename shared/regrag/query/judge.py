@@ -31,7 +31,7 @@ from typing import Any, get_origin, get_type_hints
 
 from regrag.domain.results import Candidate
 from regrag.query.confidence import Confidence, assess
-from regrag.query.fit import ENUMERATION, FIGURE, PERMISSION
+from regrag.query.fit import DUTY, ENUMERATION, FIGURE, PERMISSION
 from regrag.query.order import FIRST_AMONG, acts_named
 from regrag.query.question import Question
 from regrag.query.quote import Quotes
@@ -358,8 +358,9 @@ _LOWER = {"high": "medium", "medium": "low", "low": "low"}
 def _level(level: str, first: dict[str, Any], seen: Signals) -> str:
     """The confidence level the reader sees, one lower when the question asks for something specific (a figure,
     a penalty, an authority …) and the first quote holds none of it: on the dev, lay dev and quotes dev sets such
-    first quotes answer 26 % of the time, those that hold it 58 % (bench/README.md, the calibration table). A list
-    or a permission asked is not such a thing: 下列 / 可以 / 不得 are in most articles, holding them says little.
+    first quotes answer 26 % of the time, those that hold it 58 % (bench/README.md, the calibration table). A list,
+    a permission or a duty asked is not such a thing: 下列 / 可以 / 不得 / 应当 are in most articles, holding them says
+    little.
 
     Low when no quote states a figure the question states (the caution says so): the question presumes another
     rule than the one quoted, or describes a case the quotes do not reach; of such answers on every set, 2 of 4
@@ -367,7 +368,7 @@ def _level(level: str, first: dict[str, Any], seen: Signals) -> str:
     at high confidence (bench/README.md, stop 45)."""
     if seen.stated_unquoted:
         return "low"
-    asks = set(first["asks"]) - {ENUMERATION, PERMISSION}
+    asks = set(first["asks"]) - {ENUMERATION, PERMISSION, DUTY}
     return _LOWER[level] if asks and not asks & set(first["asked"]) else level
 
 
