@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
@@ -29,20 +28,17 @@ from regrag.ops.answer_keys import holds_key
 from regrag.ops.evaluation import load_questions
 from regrag.query.answer import answer
 from regrag.query.lookups import StoreLookups
+from regrag.query.order import FIRST_AMONG, shared_run
 from regrag.query.quote import quote
 from regrag.wiring import build_services
 
 TOP_K = 20
-READ = 3  # the quotes the order rules may move (order.FIRST_AMONG)
 LOWER_IS_BETTER = {"retrieval rank", "lexical rank"}
 
 
-def _run(question: str, text: str) -> int:
-    return SequenceMatcher(None, question, text, autojunk=False).find_longest_match().size
-
-
 def quote_signals(services: Any, q: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """The first READ quotes of one question with their signals and whether each holds a key; None when refused."""
+    """The first FIRST_AMONG quotes of one question (those the order rules may move), with their signals and whether
+    each holds a key; None when refused."""
     path = services.read_path
     body = {"question": q["question"], "filters": q.get("filters") or {}, "top_k": TOP_K}
     done = answer(parse_query_request(body), path)
@@ -52,7 +48,7 @@ def quote_signals(services: Any, q: dict[str, Any]) -> list[dict[str, Any]] | No
     quotes = quote(done.question, done.ranked, StoreLookups(path.store).text, path.options.quote)
     by_id = {c.chunk.id: c for c in done.ranked}
     out = []
-    for bullet, fit in list(zip(quotes.bullets, quotes.fits, strict=True))[:READ]:
+    for bullet, fit in list(zip(quotes.bullets, quotes.fits, strict=True))[:FIRST_AMONG]:
         cand = by_id[bullet.chunk_id]
         out.append(
             {
@@ -63,7 +59,7 @@ def quote_signals(services: Any, q: dict[str, Any]) -> list[dict[str, Any]] | No
                 "coverage (article)": cand.features.coverage,
                 "unit fit": fit.score,
                 "key-term share of the quote": done.question.coverage(bullet.span),
-                "longest run of the question's words": _run(done.question.text, bullet.span),
+                "longest run of the question's words": shared_run(done.question.text, bullet.span),
             }
         )
     return out

@@ -60,7 +60,8 @@ def compose_answer(
 
 def bench_module(name: str) -> ModuleType:
     """A script of bench/ loaded as a module (bench/ is no package; its scripts import `_common` from beside them)."""
-    sys.path.insert(0, str(ROOT / "bench"))
+    if str(ROOT / "bench") not in sys.path:
+        sys.path.insert(0, str(ROOT / "bench"))
     spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
     assert spec is not None and spec.loader is not None, name
     module = importlib.util.module_from_spec(spec)

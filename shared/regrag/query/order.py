@@ -239,7 +239,7 @@ def _same_act(q: Question, quotes: Sequence[Quote]) -> int | None:
     the act asked, the first a neighbouring one (无使用配额许可证使用…的, in the next article of the chapter)."""
     if PENALTY not in {f.name for f in q.forms} or PENALTY not in quotes[0][2].asked:
         return None
-    runs = [_shared_run(q.text, _act_clause(quote)) for quote in quotes]
+    runs = [shared_run(q.text, _act_clause(quote)) for quote in quotes]
     return _longest_run(runs, [i for i in range(1, len(quotes)) if PENALTY in quotes[i][2].asked])
 
 
@@ -261,7 +261,7 @@ def _act_clause(quote: Quote) -> str:
     return found.group("subject") if found else ""
 
 
-def _shared_run(a: str, b: str) -> int:
+def shared_run(a: str, b: str) -> int:
     """The length of the longest run of characters `a` and `b` share."""
     return SequenceMatcher(None, a, b, autojunk=False).find_longest_match().size
 
@@ -300,7 +300,7 @@ def _threshold_for_case(q: Question, quotes: Sequence[Quote]) -> int | None:
 
 def _same_words(q: Question, quotes: Sequence[Quote]) -> int | None:
     """Rule 8 (the module docstring)."""
-    runs = [_shared_run(q.text, _body_of(quote)) for quote in quotes]
+    runs = [shared_run(q.text, _body_of(quote)) for quote in quotes]
     held = _specific(quotes[0][2])
     asks = _specific_asks(q)
     later = [i for i in range(1, len(quotes)) if _specific(quotes[i][2]) >= held and (not asks or _held(q, quotes[i]))]
