@@ -18,6 +18,7 @@ from regrag.query.temporal import AsOf, resolve_as_of
 from regrag.text.figures import Quantity, asked_units, asks_figure, case_figures, case_units, stated_quantities
 from regrag.text.lay_terms import lay_words_in, statute_words
 from regrag.text.licences import licences_named
+from regrag.text.people import people_words
 from regrag.text.periods import Period, stated_periods
 from regrag.text.places import PlaceScope, mentioned_provinces, rule_authors
 from regrag.text.segment import CJK_CHAR_RE, CLAUSE_RE, STOPWORDS, chinese_share, index_terms, load_terms, tokenize
@@ -294,13 +295,15 @@ def _keywords(text: str, words: Sequence[str]) -> list[Keyword]:
     plus the dictionary terms inside it. Longer words weigh more (环境影响评价 says more than 企业); sub-words
     let a lay word still meet the statute's word (光伏板 → 光伏, 住宅楼 → 住宅). Single characters are dropped.
     An everyday word or abbreviation of data/lay_terms.tsv is a key term too (供电公司, which jieba splits), carrying
-    the statute's words it is found in (供电企业).
+    the statute's words it is found in (供电企业). An everyday word for a person of the asker's story (邻居, 老板:
+    data/people_words.tsv) is not: no article holds it, so it would count against every one.
     """
     terms = {t for t, _ in load_terms() if t in text}
     statute = statute_words()
+    people = people_words()
     seen: dict[str, float] = {}
     for w in [*words, *terms, *lay_words_in(text)]:
-        if len(w) < 2 or w in STOPWORDS or (not CJK_CHAR_RE.search(w) and not w.isalnum()):
+        if len(w) < 2 or w in STOPWORDS or w in people or (not CJK_CHAR_RE.search(w) and not w.isalnum()):
             continue
         seen[w] = max(seen.get(w, 0.0), min(len(w), 4) * (1.5 if w in terms else 1.0))
     return [Keyword(t, w, statute.get(t, ())) for t, w in seen.items()]
