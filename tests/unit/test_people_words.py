@@ -9,13 +9,15 @@ from regrag.text.people import people_words
 
 def test_every_entry_says_where_it_comes_from_and_a_bad_row_is_an_error_naming_it():
     words = people_words()
-    assert {"邻居", "老板", "孩子", "我家"} <= words
+    assert {"邻居", "老板", "孩子", "咱家"} <= words
     # the statutes' own words for the parties stay key terms: an article can hold them
     assert not words & {"父母", "子女", "亲属", "家属", "他人", "用户", "用人单位", "未成年人"}
     with pytest.raises(ValueError, match="line 1"):
         people_words("邻居\ta guess\n")
+    with pytest.raises(ValueError, match="line 1"):
+        people_words("邻居\tcilin Aj02C01\n")  # without its corpus count
     with pytest.raises(ValueError, match="line 2"):
-        people_words("邻居\tthesaurus: relation\n邻居\tthesaurus: relation\n")
+        people_words("邻居\tcilin Aj02C01; corpus 0/444\n邻居\tcilin Aj02C01; corpus 0/444\n")
 
 
 def test_the_people_of_the_story_are_not_key_terms_and_what_is_asked_about_is():
