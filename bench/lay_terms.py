@@ -38,7 +38,7 @@ def main() -> int:
         print(f"{lay:8} {counts}{'  <- flagged' if wrong else ''}")
     for row in table.rows(people.DATA_FILE, 2):
         word, source = row.cells
-        stated_count = next(_COUNT.finditer(source), None)
+        stated_count = _COUNT.search(source)
         n = sum(word in d for d in docs)
         wrong = stated_count is None or (int(stated_count[2]), int(stated_count[3])) != (n, len(docs)) or n > 1
         flagged += wrong
